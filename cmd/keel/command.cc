@@ -1,0 +1,35 @@
+#include "cmd/keel/command.h"
+
+#include <boost/program_options/value_semantic.hpp>
+
+#include "core/status_macros.h"
+
+namespace keel::cli {
+
+std::vector<std::unique_ptr<Command>> BuiltinCommands() {
+  std::vector<std::unique_ptr<Command>> commands;
+  commands.push_back(NewDriversCommand());
+  commands.push_back(NewSelftestCommand());
+  commands.push_back(NewVersionCommand());
+  return commands;
+}
+
+void AddDriverOptions(po::options_description& options, absl::string_view default_driver) {
+  options.add_options()
+      ("driver", po::value<std::string>()->default_value(std::string(default_driver)),
+       "event-bus driver, by registered name (see `keel drivers`)")
+      ("driver-option", po::value<std::vector<std::string>>()->composing(),
+       "driver option as key=value; repeatable (e.g. max_events_per_stream=1000)");
+}
+
+absl::StatusOr<Config> DriverConfigFrom(const po::variables_map& vars) {
+  Config config;
+  if (vars.count("driver-option")) {
+    for (const std::string& assignment : vars["driver-option"].as<std::vector<std::string>>()) {
+      KEEL_RETURN_IF_ERROR(config.SetFromAssignment(assignment));
+    }
+  }
+  return config;
+}
+
+}  // namespace keel::cli

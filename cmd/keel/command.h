@@ -1,0 +1,61 @@
+// Command: one `keel` subcommand (daemon, publish, drivers, ...).
+//
+// Each command declares its options (Boost.Program_options) and runs with the
+// parsed values. Options come from flags first, then from the file named by
+// `--config` (INI style, `key = value`), so flags override the file.
+//
+// Thread safety: commands are created and run on one thread.
+#ifndef KEEL_CMD_KEEL_COMMAND_H_
+#define KEEL_CMD_KEEL_COMMAND_H_
+
+#include <iosfwd>
+#include <memory>
+#include <string>
+#include "absl/strings/string_view.h"
+#include <vector>
+
+#include <boost/program_options/options_description.hpp>
+#include <boost/program_options/variables_map.hpp>
+
+#include "absl/status/statusor.h"
+#include "core/config.h"
+
+namespace keel::cli {
+
+namespace po = boost::program_options;
+
+struct CommandIo {
+  std::ostream& out;
+  std::ostream& err;
+};
+
+class Command {
+ public:
+  virtual ~Command() = default;
+  virtual absl::string_view name() const = 0;
+  virtual absl::string_view summary() const = 0;
+  virtual void AddOptions(po::options_description& options) const {}
+  // Positional argument names, in order (each may appear once).
+  virtual std::vector<std::string> Positionals() const { return {}; }
+  virtual int Run(const po::variables_map& vars, CommandIo& io) const = 0;
+};
+
+std::vector<std::unique_ptr<Command>> BuiltinCommands();
+
+std::unique_ptr<Command> NewDriversCommand();
+std::unique_ptr<Command> NewVersionCommand();
+std::unique_ptr<Command> NewSelftestCommand();
+
+// The `--driver NAME` and repeated `--driver-option key=value` options every
+// command that opens a bus shares, and their conversion to a Config.
+void AddDriverOptions(po::options_description& options, absl::string_view default_driver);
+absl::StatusOr<Config> DriverConfigFrom(const po::variables_map& vars);
+
+// Exit codes.
+inline constexpr int kExitOk = 0;
+inline constexpr int kExitFailure = 1;
+inline constexpr int kExitUsage = 2;
+
+}  // namespace keel::cli
+
+#endif  // KEEL_CMD_KEEL_COMMAND_H_

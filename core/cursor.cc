@@ -1,0 +1,119 @@
+// Cursor token format (rfcs/0002-cursor.md):
+//
+//   token = base64url-without-padding(body)          36 characters
+//   body  = version:u8 (=1)
+//           epoch:u64be  stream_tag:u64be  sequence:u64be
+//           check:u16be                                27 bytes
+//
+// `check` is the 32-bit FNV-1a of the first 25 bytes folded to 16 bits
+// (high half XOR low half). It catches truncated or edited tokens, so a typo
+// is an invalid_cursor error rather than a position somewhere else.
+#include "core/cursor.h"
+
+#include "absl/strings/escaping.h"
+#include "absl/strings/str_cat.h"
+#include "core/errors.h"
+
+namespace keel {
+namespace {
+
+constexpr uint8_t kVersion = 1;
+constexpr size_t kBodySize = 1 + 8 + 8 + 8;
+constexpr size_t kTokenBytes = kBodySize + 2;
+
+void PutU64(std::string& out, uint64_t v) {
+  for (int shift = 56; shift >= 0; shift -= 8) out.push_back(static_cast<char>(v >> shift));
+}
+
+uint64_t GetU64(absl::string_view in) {
+  uint64_t v = 0;
+  for (int i = 0; i < 8; ++i) v = (v << 8) | static_cast<uint8_t>(in[i]);
+  return v;
+}
+
+uint16_t Check(absl::string_view body) {
+  uint32_t hash = 2166136261u;
+  for (char c : body) {
+    hash ^= static_cast<uint8_t>(c);
+    hash *= 16777619u;
+  }
+  return static_cast<uint16_t>((hash >> 16) ^ (hash & 0xffff));
+}
+
+}  // namespace
+
+uint64_t StreamFingerprint(absl::string_view stream) {
+  uint64_t hash = 14695981039346656037ull;
+  for (char c : stream) {
+    hash ^= static_cast<uint8_t>(c);
+    hash *= 1099511628211ull;
+  }
+  return hash;
+}
+
+std::string Cursor::Encode() const {
+  std::string body;
+  body.reserve(kTokenBytes);
+  body.push_back(static_cast<char>(kVersion));
+  PutU64(body, epoch);
+  PutU64(body, stream_tag);
+  PutU64(body, sequence);
+  uint16_t check = Check(body);
+  body.push_back(static_cast<char>(check >> 8));
+  body.push_back(static_cast<char>(check & 0xff));
+  return absl::WebSafeBase64Escape(body);
+}
+
+absl::StatusOr<Cursor> Cursor::Decode(absl::string_view token) {
+  std::string body;
+  if (token.size() != 36 || !absl::WebSafeBase64Unescape(token, &body) ||
+      body.size() != kTokenBytes) {
+    return InvalidCursor(absl::StrCat("malformed cursor '", token.substr(0, 64), "'"));
+  }
+  if (static_cast<uint8_t>(body[0]) != kVersion) {
+    return InvalidCursor(absl::StrCat("unsupported cursor version ",
+                                      static_cast<uint8_t>(body[0])));
+  }
+  uint16_t check = (static_cast<uint8_t>(body[kBodySize]) << 8) |
+                   static_cast<uint8_t>(body[kBodySize + 1]);
+  if (check != Check(absl::string_view(body).substr(0, kBodySize))) {
+    return InvalidCursor(absl::StrCat("corrupt cursor '", token, "' (check failed)"));
+  }
+  absl::string_view view(body);
+  return Cursor{GetU64(view.substr(1)), GetU64(view.substr(9)), GetU64(view.substr(17))};
+}
+
+absl::Status Cursor::CheckBelongsTo(absl::string_view stream, uint64_t store_epoch) const {
+  if (stream_tag != StreamFingerprint(stream)) {
+    return CursorMismatch(absl::StrCat("cursor belongs to another stream, not '", stream, "'"));
+  }
+  if (epoch != store_epoch) {
+    return CursorMismatch(absl::StrCat("cursor for stream '", stream,
+                                       "' comes from another store epoch (", epoch,
+                                       "; current ", store_epoch,
+                                       "): the store was recreated"));
+  }
+  return absl::OkStatus();
+}
+
+absl::StatusOr<Position> Position::Parse(absl::string_view text) {
+  if (text == "earliest") return Earliest();
+  if (text == "latest") return Latest();
+  absl::StatusOr<Cursor> cursor = Cursor::Decode(text);
+  if (!cursor.ok()) return cursor.status();
+  return After(*cursor);
+}
+
+std::string Position::ToString() const {
+  switch (kind) {
+    case Kind::kEarliest:
+      return "earliest";
+    case Kind::kLatest:
+      return "latest";
+    case Kind::kCursor:
+      return cursor.Encode();
+  }
+  return "";
+}
+
+}  // namespace keel

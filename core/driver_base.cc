@@ -1,0 +1,68 @@
+#include "core/driver_base.h"
+
+#include "absl/strings/str_cat.h"
+#include "core/errors.h"
+#include "core/status_macros.h"
+
+namespace keel {
+
+DriverBase::DriverBase(DriverContext context, PublishLimits limits)
+    : context_(std::move(context)), limits_(limits) {}
+
+DriverBase::~DriverBase() = default;
+
+void DriverBase::InitFanOut() { fanout_ = std::make_unique<FanOut>(this, context_.clock); }
+
+Receipt DriverBase::MakeReceipt(const Event& event) const {
+  return Receipt{event.stream, event.sequence, Cursor::For(event.stream, epoch(), event.sequence),
+                 event.id, false};
+}
+
+absl::StatusOr<Receipt> DriverBase::Publish(Event event) {
+  std::string stream = event.stream;
+  std::vector<Event> events;
+  events.push_back(std::move(event));
+  KEEL_ASSIGN_OR_RETURN(std::vector<Receipt> receipts, PublishBatch(stream, std::move(events)));
+  return std::move(receipts.front());
+}
+
+absl::StatusOr<std::vector<Receipt>> DriverBase::PublishBatch(absl::string_view stream,
+                                                              std::vector<Event> events) {
+  KEEL_RETURN_IF_ERROR(PrepareForPublish(stream, events, *context_.clock,
+                                         context_.redactor.get(), limits_));
+  {
+    absl::MutexLock lock(&mu_);
+    if (closing_) return Closed("the bus is closed");
+    ++in_flight_;
+  }
+  absl::StatusOr<std::vector<Receipt>> receipts = Append(stream, std::move(events));
+  absl::MutexLock lock(&mu_);
+  --in_flight_;
+  return receipts;
+}
+
+absl::StatusOr<std::unique_ptr<Subscription>> DriverBase::Subscribe(
+    const SubscribeOptions& options) {
+  return fanout_->Subscribe(options);
+}
+
+absl::Status DriverBase::Close(absl::Duration drain_timeout) {
+  absl::MutexLock lock(&mu_);
+  if (closed_) return close_status_;
+  closing_ = true;
+  auto drained = [this]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) { return in_flight_ == 0; };
+  if (!mu_.AwaitWithTimeout(absl::Condition(&drained), drain_timeout)) {
+    return Unavailable(absl::StrCat(in_flight_, " publishes still in flight after ",
+                                    absl::FormatDuration(drain_timeout)));
+  }
+  closed_ = true;
+  mu_.Unlock();
+  if (fanout_) fanout_->CloseAll();
+  absl::Status status = OnClose();
+  if (fanout_) fanout_->Detach();
+  mu_.Lock();
+  close_status_ = status;
+  return status;
+}
+
+}  // namespace keel

@@ -1,0 +1,72 @@
+// DriverBase: what every driver shares, so a driver only stores and reads.
+//
+// It validates and prepares publishes (core/publish_validation.h), tracks
+// in-flight publishes so Close() can drain them, owns the FanOut that serves
+// subscriptions, and exposes the driver itself as the Replayer. A driver
+// derives from it and implements Append (assign sequences, persist, then
+// deliver to fanout() in sequence order), Replay, Bounds, ListStreams and
+// epoch(); it calls InitFanOut() once epoch() is valid and Close() in its
+// destructor.
+//
+// Thread safety: all public methods are safe to call concurrently; Append is
+// called concurrently for different and equal streams.
+#ifndef KEEL_CORE_DRIVER_BASE_H_
+#define KEEL_CORE_DRIVER_BASE_H_
+
+#include <memory>
+#include "absl/strings/string_view.h"
+#include <vector>
+
+#include "absl/base/thread_annotations.h"
+#include "absl/synchronization/mutex.h"
+#include "core/driver_factory.h"
+#include "core/event_bus.h"
+#include "core/fanout.h"
+#include "core/publish_validation.h"
+#include "core/replayer.h"
+
+namespace keel {
+
+class DriverBase : public EventBus, public Replayer {
+ public:
+  DriverBase(DriverContext context, PublishLimits limits);
+  ~DriverBase() override;
+
+  absl::StatusOr<Receipt> Publish(Event event) final;
+  absl::StatusOr<std::vector<Receipt>> PublishBatch(absl::string_view stream,
+                                                    std::vector<Event> events) final;
+  absl::StatusOr<std::unique_ptr<Subscription>> Subscribe(
+      const SubscribeOptions& options) override;
+  Replayer* replayer() override { return this; }
+  absl::Status Close(absl::Duration drain_timeout = absl::Seconds(10)) final;
+
+ protected:
+  // Stores `events` (validated, with stream, id and time set) as the next
+  // sequences of `stream`, all or nothing, then delivers them to fanout().
+  virtual absl::StatusOr<std::vector<Receipt>> Append(absl::string_view stream,
+                                                      std::vector<Event> events) = 0;
+  // Runs once in Close(), after in-flight publishes finished and
+  // subscriptions were closed: release storage here.
+  virtual absl::Status OnClose() { return absl::OkStatus(); }
+
+  void InitFanOut();
+  FanOut& fanout() { return *fanout_; }
+  const DriverContext& context() const { return context_; }
+  const PublishLimits& limits() const { return limits_; }
+  Receipt MakeReceipt(const Event& event) const;
+
+ private:
+  const DriverContext context_;
+  const PublishLimits limits_;
+  std::unique_ptr<FanOut> fanout_;
+
+  absl::Mutex mu_;
+  int in_flight_ ABSL_GUARDED_BY(mu_) = 0;
+  bool closing_ ABSL_GUARDED_BY(mu_) = false;
+  bool closed_ ABSL_GUARDED_BY(mu_) = false;
+  absl::Status close_status_ ABSL_GUARDED_BY(mu_);
+};
+
+}  // namespace keel
+
+#endif  // KEEL_CORE_DRIVER_BASE_H_

@@ -1,0 +1,24 @@
+// Encoding of an Event as its protobuf envelope (keel.v1.Event), the form in
+// which durable drivers store events and daemons exchange them.
+//
+// Thread safety: pure functions.
+#ifndef KEEL_CORE_EVENT_CODEC_H_
+#define KEEL_CORE_EVENT_CODEC_H_
+
+#include <string>
+#include "absl/strings/string_view.h"
+
+#include "absl/status/statusor.h"
+#include "core/event.h"
+
+namespace keel {
+
+std::string EncodeEvent(const Event& event);
+// Appends the encoding to `out` (no allocation when `out` has room).
+void AppendEncodedEvent(const Event& event, std::string& out);
+// kDataLoss (absl) when `bytes` is not a valid envelope.
+absl::StatusOr<Event> DecodeEvent(absl::string_view bytes);
+
+}  // namespace keel
+
+#endif  // KEEL_CORE_EVENT_CODEC_H_

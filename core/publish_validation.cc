@@ -1,0 +1,132 @@
+#include "core/publish_validation.h"
+
+#include "absl/random/random.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "core/errors.h"
+#include "core/status_macros.h"
+
+namespace keel {
+namespace {
+
+constexpr size_t kMaxAttributes = 64;
+constexpr size_t kMaxIdLength = 128;
+
+bool IsNameChar(char c) {
+  return (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '.' ||
+         c == '_' || c == ':' || c == '-';
+}
+
+bool IsVisible(absl::string_view text) {
+  for (char c : text) {
+    if (static_cast<unsigned char>(c) <= ' ' || c == 0x7f) return false;
+  }
+  return true;
+}
+
+// `what` describes the field for messages, e.g. "event 3: type".
+absl::Status CheckToken(absl::string_view what, absl::string_view value, bool required,
+                        size_t max_length, bool name_chars) {
+  if (value.empty()) {
+    return required ? InvalidArgument(absl::StrCat(what, " is required")) : absl::OkStatus();
+  }
+  if (value.size() > max_length) {
+    return InvalidArgument(absl::StrCat(what, " is longer than ", max_length, " bytes"));
+  }
+  bool ok = name_chars ? std::all_of(value.begin(), value.end(), IsNameChar) : IsVisible(value);
+  if (!ok) {
+    return InvalidArgument(absl::StrCat(what, " '", value.substr(0, 64), "' has characters outside ",
+                                        name_chars ? "[A-Za-z0-9._:-]" : "visible ASCII/UTF-8"));
+  }
+  return absl::OkStatus();
+}
+
+absl::Status ValidateEvent(absl::string_view stream, size_t index, const Event& event,
+                           const PublishLimits& limits) {
+  std::string at = absl::StrCat("event ", index, ": ");
+  if (event.sequence != 0) {
+    return InvalidArgument(absl::StrCat(at, "sequence is assigned by the bus; got ",
+                                        event.sequence));
+  }
+  if (!event.stream.empty() && event.stream != stream) {
+    return InvalidArgument(absl::StrCat(at, "stream '", event.stream, "' differs from '", stream,
+                                        "'"));
+  }
+  KEEL_RETURN_IF_ERROR(CheckToken(at + "type", event.type, true, kMaxNameLength, false));
+  KEEL_RETURN_IF_ERROR(CheckToken(at + "tenant", event.tenant, false, kMaxNameLength, true));
+  KEEL_RETURN_IF_ERROR(CheckToken(at + "id", event.id, false, kMaxIdLength, false));
+  KEEL_RETURN_IF_ERROR(
+      CheckToken(at + "content type", event.content_type, false, kMaxNameLength, false));
+  if (event.idempotency_key) {
+    KEEL_RETURN_IF_ERROR(CheckToken(at + "idempotency key", *event.idempotency_key, true,
+                                    kMaxNameLength, false));
+  }
+  if (event.attributes.size() > kMaxAttributes) {
+    return InvalidArgument(absl::StrCat(at, "more than ", kMaxAttributes, " attributes"));
+  }
+  for (const auto& [key, value] : event.attributes) {
+    KEEL_RETURN_IF_ERROR(CheckToken(at + "attribute key", key, true, kMaxNameLength, false));
+  }
+  uint64_t size = event.ApproximateSize() + stream.size();
+  if (size > limits.max_event_bytes) {
+    return PayloadTooLarge(absl::StrCat(at, size, " bytes exceeds the limit of ",
+                                        limits.max_event_bytes));
+  }
+  return absl::OkStatus();
+}
+
+absl::Status ValidateBatch(absl::string_view stream, const std::vector<Event>& events,
+                           const PublishLimits& limits) {
+  KEEL_RETURN_IF_ERROR(ValidateStreamName(stream));
+  if (events.empty()) return InvalidArgument("a publish needs at least one event");
+  if (events.size() > limits.max_batch_events) {
+    return PayloadTooLarge(absl::StrCat("batch of ", events.size(), " events exceeds the limit of ",
+                                        limits.max_batch_events));
+  }
+  uint64_t total = 0;
+  for (size_t i = 0; i < events.size(); ++i) {
+    KEEL_RETURN_IF_ERROR(ValidateEvent(stream, i, events[i], limits));
+    total += events[i].ApproximateSize();
+  }
+  if (total > limits.max_batch_bytes) {
+    return PayloadTooLarge(absl::StrCat("batch of ", total, " bytes exceeds the limit of ",
+                                        limits.max_batch_bytes));
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace
+
+absl::Status ValidateStreamName(absl::string_view stream) {
+  return CheckToken("stream name", stream, true, kMaxNameLength, true);
+}
+
+std::string NewEventId(absl::Time now) {
+  thread_local absl::BitGen gen;
+  uint64_t millis = static_cast<uint64_t>(absl::ToUnixMillis(now)) & 0xffffffffffffull;
+  uint64_t high = (millis << 16) | 0x7000 | absl::Uniform<uint16_t>(gen, 0, 0x1000);
+  uint64_t low = (absl::Uniform<uint64_t>(gen) & 0x3fffffffffffffffull) | 0x8000000000000000ull;
+  return absl::StrFormat("%08x-%04x-%04x-%04x-%012x", high >> 32, (high >> 16) & 0xffff,
+                         high & 0xffff, low >> 48, low & 0xffffffffffffull);
+}
+
+absl::Status PrepareForPublish(absl::string_view stream, std::vector<Event>& events,
+                               const Clock& clock, const Redactor* redactor,
+                               const PublishLimits& limits) {
+  KEEL_RETURN_IF_ERROR(ValidateBatch(stream, events, limits));
+  absl::Time now = clock.Now();
+  for (Event& event : events) {
+    event.stream = std::string(stream);
+    event.time = now;
+    if (event.id.empty()) event.id = NewEventId(now);
+    if (redactor != nullptr) {
+      redactor->Redact(event);
+      if (event.stream != stream || event.sequence != 0) {
+        return absl::InternalError("the redactor changed an event's stream or sequence");
+      }
+    }
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace keel

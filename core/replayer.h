@@ -1,0 +1,97 @@
+// Replayer: reads a stream's history from a cursor.
+//
+// Replay returns a page of events strictly after a position, optionally up to
+// an inclusive `until` cursor, filtered by tenant and type prefix *inside* the
+// driver. A page always reports `next`, the position the scan reached, which
+// can be further than the last returned event when a filter skipped events;
+// passing it back resumes exactly there.
+//
+// Errors: kInvalidArgument (bad name or limit), kCursorMismatch (cursor of
+// another stream or store epoch, or beyond the stream's head), kRetentionGap
+// (cursor older than the oldest retained event; details via GetRetentionGap).
+//
+// Thread safety: all methods are safe to call concurrently with each other and
+// with publishes.
+#ifndef KEEL_CORE_REPLAYER_H_
+#define KEEL_CORE_REPLAYER_H_
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "absl/time/time.h"
+#include "core/cursor.h"
+#include "core/event.h"
+
+namespace keel {
+
+// Server-side filter on replay and follow. Empty fields match everything.
+struct EventFilter {
+  std::string tenant;       // Exact tenant match when non-empty.
+  std::string type_prefix;  // Event type starts with this when non-empty.
+
+  bool Matches(const Event& event) const;
+  bool empty() const { return tenant.empty() && type_prefix.empty(); }
+};
+
+struct ReplayRequest {
+  std::string stream;
+  Position after = Position::Earliest();
+  std::optional<Cursor> until;  // Inclusive upper bound.
+  size_t limit = 100;           // 1..kMaxReplayLimit.
+  EventFilter filter;
+};
+
+inline constexpr size_t kMaxReplayLimit = 10'000;
+
+// Where a stream stands. For a stream never written: first_sequence = 1,
+// last_sequence = 0, count = 0.
+struct StreamInfo {
+  std::string stream;
+  uint64_t first_sequence = 1;  // Oldest retained event.
+  uint64_t last_sequence = 0;   // Newest event; 0 when none ever.
+  uint64_t count = 0;           // Retained events.
+  uint64_t bytes = 0;           // Retained bytes (Event::ApproximateSize).
+  absl::Time oldest_time = absl::InfinitePast();
+  Cursor head;                  // Cursor at last_sequence.
+};
+
+struct ReplayPage {
+  std::vector<Event> events;
+  Cursor next;              // Resume position: the last sequence scanned.
+  uint64_t head_sequence = 0;  // The stream's last sequence when read.
+  bool reached_end = false;    // True when the scan reached the head or `until`.
+};
+
+class Replayer {
+ public:
+  virtual ~Replayer() = default;
+
+  virtual absl::StatusOr<ReplayPage> Replay(const ReplayRequest& request) = 0;
+  virtual absl::StatusOr<StreamInfo> Bounds(absl::string_view stream) = 0;
+  // Streams whose name starts with `prefix`, sorted by name, at most `limit`.
+  virtual absl::StatusOr<std::vector<StreamInfo>> ListStreams(absl::string_view prefix,
+                                                              size_t limit) = 0;
+  // The store epoch that this replayer's cursors carry.
+  virtual uint64_t epoch() const = 0;
+};
+
+// Resolves a Position against a stream: returns the sequence to read after.
+// kEarliest -> first_sequence - 1, kLatest -> last_sequence, a cursor -> its
+// sequence after checking stream, epoch, head and retention.
+absl::StatusOr<uint64_t> ResolvePosition(const Position& position, const StreamInfo& info,
+                                         uint64_t epoch);
+
+// kInvalidArgument for a bad stream name or a limit outside 1..kMaxReplayLimit.
+absl::Status ValidateReplayRequest(const ReplayRequest& request);
+
+// The last sequence a replay may return: the head, or `until` when it is set
+// (after checking that it belongs to the stream and store).
+absl::StatusOr<uint64_t> ResolveUntil(const ReplayRequest& request, const StreamInfo& info,
+                                      uint64_t epoch);
+
+}  // namespace keel
+
+#endif  // KEEL_CORE_REPLAYER_H_

@@ -1,0 +1,11 @@
+#include "drivers/builtin_drivers.h"
+
+#include "core/driver_factory.h"
+
+KEEL_DECLARE_DRIVER_HOOK(memory);
+
+namespace keel {
+
+void LinkBuiltinDrivers() { KEEL_FORCE_LINK_DRIVER(memory); }
+
+}  // namespace keel

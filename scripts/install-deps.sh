@@ -1,0 +1,31 @@
+#!/usr/bin/env bash
+# Installs the Debian 12 packages Keel needs to build, run and test.
+# Idempotent and quiet: when every package is present it prints nothing and
+# touches no package list.
+set -euo pipefail
+
+packages=(
+  build-essential cmake ninja-build ccache pkg-config
+  libboost1.81-dev libboost-program-options1.81-dev libboost-json1.81-dev
+  libboost-url1.81-dev
+  libabsl-dev libleveldb-dev libsnappy-dev
+  libprotobuf-dev protobuf-compiler libspdlog-dev
+  libgtest-dev libgmock-dev libbenchmark-dev
+  nats-server libnats-dev
+  chromium redis-server redis-tools curl
+)
+
+missing=()
+for p in "${packages[@]}"; do
+  if ! dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed"; then
+    missing+=("$p")
+  fi
+done
+[ ${#missing[@]} -eq 0 ] && exit 0
+
+echo "Installing: ${missing[*]}"
+sudo_cmd=()
+[ "$(id -u)" -eq 0 ] || sudo_cmd=(sudo)
+export DEBIAN_FRONTEND=noninteractive
+"${sudo_cmd[@]}" apt-get update -qq
+"${sudo_cmd[@]}" apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null

@@ -60,6 +60,10 @@ class EventBus {
   // nullptr when the driver keeps no history.
   virtual Replayer* replayer() = 0;
 
+  // Non-empty while the bus runs degraded (e.g. a durable driver without a
+  // store, running on the memory ring): says what is degraded and why.
+  virtual std::string DegradedReason() const { return ""; }
+
   // Idempotent. Returns kUnavailable if in-flight work did not finish in time.
   virtual absl::Status Close(absl::Duration drain_timeout = absl::Seconds(10)) = 0;
 };

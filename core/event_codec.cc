@@ -5,9 +5,11 @@
 namespace keel {
 namespace {
 
-void ToProto(const Event& event, keel::v1::Event& proto) {
-  proto.set_stream(event.stream);
-  proto.set_sequence(event.sequence);
+void ToProto(const Event& event, bool with_key_fields, keel::v1::Event& proto) {
+  if (with_key_fields) {
+    proto.set_stream(event.stream);
+    proto.set_sequence(event.sequence);
+  }
   proto.set_id(event.id);
   proto.set_type(event.type);
   proto.set_tenant(event.tenant);
@@ -28,7 +30,13 @@ std::string EncodeEvent(const Event& event) {
 
 void AppendEncodedEvent(const Event& event, std::string& out) {
   keel::v1::Event proto;
-  ToProto(event, proto);
+  ToProto(event, true, proto);
+  proto.AppendToString(&out);
+}
+
+void AppendEncodedEventBody(const Event& event, std::string& out) {
+  keel::v1::Event proto;
+  ToProto(event, false, proto);
   proto.AppendToString(&out);
 }
 

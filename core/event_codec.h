@@ -16,6 +16,9 @@ namespace keel {
 std::string EncodeEvent(const Event& event);
 // Appends the encoding to `out` (no allocation when `out` has room).
 void AppendEncodedEvent(const Event& event, std::string& out);
+// Appends the envelope without `stream` and `sequence`, for stores whose keys
+// already carry both; DecodeEvent then leaves them empty/0.
+void AppendEncodedEventBody(const Event& event, std::string& out);
 // kDataLoss (absl) when `bytes` is not a valid envelope.
 absl::StatusOr<Event> DecodeEvent(absl::string_view bytes);
 

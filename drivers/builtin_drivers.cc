@@ -3,9 +3,13 @@
 #include "core/driver_factory.h"
 
 KEEL_DECLARE_DRIVER_HOOK(memory);
+KEEL_DECLARE_DRIVER_HOOK(durable);
 
 namespace keel {
 
-void LinkBuiltinDrivers() { KEEL_FORCE_LINK_DRIVER(memory); }
+void LinkBuiltinDrivers() {
+  KEEL_FORCE_LINK_DRIVER(memory);
+  KEEL_FORCE_LINK_DRIVER(durable);
+}
 
 }  // namespace keel

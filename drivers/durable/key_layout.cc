@@ -1,0 +1,181 @@
+// Durable driver key layout (rfcs/0003-durable-layout.md).
+//
+// Keys (bytewise ordered; stream names never contain 0x00):
+//   "M"                              store meta   (one per store)
+//   "H" <stream>                     stream head  (one per stream, mutable)
+//   "E" <stream> 0x00 <seq:u64be>    entry        (one per event, immutable)
+//
+// Values:
+//   meta  = version:u8(=1) epoch:u64be check:u32be
+//   head  = version:u8(=1) first:u64be next:u64be bytes:u64be
+//           oldest_time_unix_nanos:i64be check:u32be
+//   entry = check:u32be envelope
+//     where envelope is keel.v1.Event (core/proto/event.proto) with stream and
+//     sequence left unset (they are in the key).
+//   check = 32-bit FNV-1a of the bytes before it (meta, head) or of the
+//     envelope (entry). Any decode failure is reported with the key, so a
+//     corrupt store fails loudly instead of restarting a counter at 0.
+//
+// A publish writes every entry of its batch and the stream's new head in one
+// atomic WriteBatch; the head update is O(1) per publish.
+#include "drivers/durable/key_layout.h"
+
+#include "absl/strings/escaping.h"
+#include "absl/strings/str_cat.h"
+#include "core/event_codec.h"
+
+namespace keel::durable {
+namespace {
+
+constexpr char kMetaPrefix = 'M';
+constexpr char kHeadPrefix = 'H';
+constexpr char kEntryPrefix = 'E';
+constexpr uint8_t kFormatVersion = 1;
+constexpr size_t kMetaSize = 1 + 8 + 4;
+constexpr size_t kHeadSize = 1 + 8 * 4 + 4;
+
+uint32_t Checksum(absl::string_view bytes) {
+  uint32_t hash = 2166136261u;
+  for (char c : bytes) {
+    hash ^= static_cast<uint8_t>(c);
+    hash *= 16777619u;
+  }
+  return hash;
+}
+
+void AppendU32(std::string& out, uint32_t v) {
+  for (int shift = 24; shift >= 0; shift -= 8) out.push_back(static_cast<char>(v >> shift));
+}
+
+uint32_t ReadU32(absl::string_view in) {
+  return (uint32_t{static_cast<uint8_t>(in[0])} << 24) |
+         (uint32_t{static_cast<uint8_t>(in[1])} << 16) |
+         (uint32_t{static_cast<uint8_t>(in[2])} << 8) | uint32_t{static_cast<uint8_t>(in[3])};
+}
+
+void Seal(std::string& record) { AppendU32(record, Checksum(record)); }
+
+// Checks size, version and checksum of a fixed-size record.
+absl::Status Unseal(absl::string_view what, absl::string_view value, size_t size) {
+  if (value.size() != size) {
+    return absl::DataLossError(absl::StrCat(what, " record has ", value.size(),
+                                            " bytes; expected ", size));
+  }
+  if (static_cast<uint8_t>(value[0]) != kFormatVersion) {
+    return absl::DataLossError(absl::StrCat(what, " record has unknown format version ",
+                                            static_cast<uint8_t>(value[0])));
+  }
+  if (ReadU32(value.substr(size - 4)) != Checksum(value.substr(0, size - 4))) {
+    return absl::DataLossError(absl::StrCat(what, " record fails its checksum"));
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace
+
+std::string MetaKey() { return std::string(1, kMetaPrefix); }
+
+std::string HeadKey(absl::string_view stream) { return absl::StrCat("H", stream); }
+
+KeyRange HeadRange() { return KeyRange::Prefix(std::string(1, kHeadPrefix)); }
+
+absl::string_view StreamOfHeadKey(absl::string_view key) { return key.substr(1); }
+
+KeyRange EntryRange(absl::string_view stream) {
+  return KeyRange::Prefix(absl::StrCat("E", stream, absl::string_view("\0", 1)));
+}
+
+std::string EntryKey(absl::string_view stream, uint64_t sequence) {
+  std::string key;
+  key.reserve(stream.size() + 10);
+  key.push_back(kEntryPrefix);
+  key.append(stream.data(), stream.size());
+  key.push_back('\0');
+  AppendBigEndian64(key, sequence);
+  return key;
+}
+
+absl::StatusOr<uint64_t> EntrySequence(absl::string_view key) {
+  if (key.size() < 10 || key[0] != kEntryPrefix || key[key.size() - 9] != '\0') {
+    return absl::DataLossError(absl::StrCat("malformed entry key ", PrintableKey(key)));
+  }
+  return DecodeBigEndian64(key.substr(key.size() - 8));
+}
+
+std::string EncodeMeta(const StoreMeta& meta) {
+  std::string out(1, static_cast<char>(kFormatVersion));
+  AppendBigEndian64(out, meta.epoch);
+  Seal(out);
+  return out;
+}
+
+absl::StatusOr<StoreMeta> DecodeMeta(absl::string_view value) {
+  if (absl::Status status = Unseal("store meta", value, kMetaSize); !status.ok()) return status;
+  return StoreMeta{DecodeBigEndian64(value.substr(1))};
+}
+
+std::string EncodeHead(const Head& head) {
+  std::string out(1, static_cast<char>(kFormatVersion));
+  AppendBigEndian64(out, head.first);
+  AppendBigEndian64(out, head.next);
+  AppendBigEndian64(out, head.bytes);
+  AppendBigEndian64(out, static_cast<uint64_t>(absl::ToUnixNanos(head.oldest_time)));
+  Seal(out);
+  return out;
+}
+
+absl::StatusOr<Head> DecodeHead(absl::string_view value) {
+  if (absl::Status status = Unseal("head", value, kHeadSize); !status.ok()) return status;
+  Head head;
+  head.first = DecodeBigEndian64(value.substr(1));
+  head.next = DecodeBigEndian64(value.substr(9));
+  head.bytes = DecodeBigEndian64(value.substr(17));
+  head.oldest_time =
+      absl::FromUnixNanos(static_cast<int64_t>(DecodeBigEndian64(value.substr(25))));
+  if (head.first == 0 || head.next < head.first) {
+    return absl::DataLossError(absl::StrCat("head record has impossible bounds first=",
+                                            head.first, " next=", head.next));
+  }
+  return head;
+}
+
+std::string EncodeEntry(const Event& event) {
+  std::string out(4, '\0');  // Checksum placeholder.
+  out.reserve(event.ApproximateSize() + 64);
+  AppendEncodedEventBody(event, out);
+  uint32_t check = Checksum(absl::string_view(out).substr(4));
+  for (int i = 0; i < 4; ++i) out[i] = static_cast<char>(check >> (24 - 8 * i));
+  return out;
+}
+
+absl::StatusOr<Event> DecodeEntry(absl::string_view stream, uint64_t sequence,
+                                  absl::string_view value) {
+  if (value.size() < 4 || ReadU32(value) != Checksum(value.substr(4))) {
+    return absl::DataLossError("entry record fails its checksum");
+  }
+  absl::StatusOr<Event> event = DecodeEvent(value.substr(4));
+  if (!event.ok()) return event.status();
+  event->stream = std::string(stream);
+  event->sequence = sequence;
+  return event;
+}
+
+std::string PrintableKey(absl::string_view key) {
+  std::string out;
+  for (size_t i = 0; i < key.size(); ++i) {
+    unsigned char c = static_cast<unsigned char>(key[i]);
+    if (key[0] == kEntryPrefix && i + 9 == key.size()) {
+      // Entry keys end in 0x00 + u64be: print the sequence as a number.
+      absl::StrAppend(&out, "/", DecodeBigEndian64(key.substr(i + 1)));
+      break;
+    }
+    if (c >= 0x20 && c < 0x7f) {
+      out.push_back(static_cast<char>(c));
+    } else {
+      absl::StrAppend(&out, "\\x", absl::BytesToHexString(key.substr(i, 1)));
+    }
+  }
+  return out;
+}
+
+}  // namespace keel::durable

@@ -1,0 +1,63 @@
+// The durable driver's keys and records in a StateStore. The format is
+// specified in rfcs/0003-durable-layout.md and at the top of key_layout.cc.
+//
+// Thread safety: pure functions.
+#ifndef KEEL_DRIVERS_DURABLE_KEY_LAYOUT_H_
+#define KEEL_DRIVERS_DURABLE_KEY_LAYOUT_H_
+
+#include <cstdint>
+#include <string>
+
+#include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
+#include "absl/time/time.h"
+#include "core/event.h"
+#include "statestore/state_store.h"
+
+namespace keel::durable {
+
+// The mutable per-stream record. Sequences [first, next) are retained.
+struct Head {
+  uint64_t first = 1;
+  uint64_t next = 1;
+  uint64_t bytes = 0;
+  absl::Time oldest_time = absl::InfinitePast();
+
+  uint64_t count() const { return next - first; }
+  uint64_t last() const { return next - 1; }
+  friend bool operator==(const Head&, const Head&) = default;
+};
+
+struct StoreMeta {
+  uint64_t epoch = 0;
+};
+
+std::string MetaKey();
+std::string HeadKey(absl::string_view stream);
+KeyRange HeadRange();
+// Every entry of `stream`, and its entry for `sequence`.
+KeyRange EntryRange(absl::string_view stream);
+std::string EntryKey(absl::string_view stream, uint64_t sequence);
+// Parses an entry key (of any stream) into its sequence.
+absl::StatusOr<uint64_t> EntrySequence(absl::string_view key);
+// The stream named by a head key.
+absl::string_view StreamOfHeadKey(absl::string_view key);
+
+std::string EncodeMeta(const StoreMeta& meta);
+absl::StatusOr<StoreMeta> DecodeMeta(absl::string_view value);
+
+std::string EncodeHead(const Head& head);
+absl::StatusOr<Head> DecodeHead(absl::string_view value);
+
+// An entry value holds the event without its stream and sequence (both are in
+// the key), behind a checksum. EncodeEntry ignores event.stream/sequence.
+std::string EncodeEntry(const Event& event);
+absl::StatusOr<Event> DecodeEntry(absl::string_view stream, uint64_t sequence,
+                                  absl::string_view value);
+
+// A printable form of a binary key for error messages.
+std::string PrintableKey(absl::string_view key);
+
+}  // namespace keel::durable
+
+#endif  // KEEL_DRIVERS_DURABLE_KEY_LAYOUT_H_

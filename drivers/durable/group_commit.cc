@@ -29,4 +29,9 @@ absl::Status GroupCommitter::Submit(PendingAppend& append) {
   return status;
 }
 
+size_t GroupCommitter::queued() const {
+  absl::MutexLock lock(&mu_);
+  return queue_.size();
+}
+
 }  // namespace keel::durable

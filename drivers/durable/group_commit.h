@@ -50,10 +50,13 @@ class GroupCommitter {
   // Blocks until `append`'s group is committed; returns the group's status.
   absl::Status Submit(PendingAppend& append);
 
+  // Appends waiting or being committed (for tests and metrics).
+  size_t queued() const;
+
  private:
   const size_t max_group_bytes_;
   const CommitFn commit_;
-  absl::Mutex mu_;
+  mutable absl::Mutex mu_;
   std::deque<PendingAppend*> queue_ ABSL_GUARDED_BY(mu_);
 };
 

@@ -1,0 +1,160 @@
+// The durable driver under injected faults: failed writes, crashes that lose
+// unsynced writes, corrupt records and lagging heads.
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include "core/logger.h"
+#include "drivers/durable/key_layout.h"
+#include "statestore/fault_injecting_store.h"
+#include "statestore/memory/memory_store.h"
+#include "tests/drivers/durable/durable_test_util.h"
+#include "tests/testing/status_matchers.h"
+
+namespace keel::testing {
+namespace {
+
+using ::testing::ElementsAreArray;
+using ::testing::HasSubstr;
+
+class DurableFaultTest : public ::testing::Test {
+ protected:
+  absl::StatusOr<std::unique_ptr<EventBus>> Open(SyncMode sync = SyncMode::kAlways) {
+    DriverContext context;
+    context.logger = logger_;
+    return OpenDurableBus(store_, Options(sync), context);
+  }
+
+  std::shared_ptr<FaultInjectingStore> store_ =
+      std::make_shared<FaultInjectingStore>(std::make_unique<MemoryStore>());
+  std::shared_ptr<CapturingLogger> logger_ = std::make_shared<CapturingLogger>();
+};
+
+TEST_F(DurableFaultTest, FailedWriteConsumesNoSequenceAndLeavesNoGap) {
+  ASSERT_OK_AND_ASSIGN(auto bus, Open());
+  for (int i = 0; i < 3; ++i) ASSERT_OK(bus->Publish(NewEvent("s", i)));
+  store_->FailNthWrite(1, absl::UnavailableError("disk full"));
+  EXPECT_THAT(bus->Publish(NewEvent("s", 3)), StatusIs(absl::StatusCode::kUnavailable));
+  std::vector<Event> batch = {NewEvent("s", 4), NewEvent("s", 5)};
+  ASSERT_OK_AND_ASSIGN(std::vector<Receipt> receipts, bus->PublishBatch("s", batch));
+  EXPECT_EQ(receipts[0].sequence, 4u);
+  EXPECT_EQ(receipts[1].sequence, 5u);
+  ASSERT_OK_AND_ASSIGN(std::vector<Event> all, ReadAll(*bus, "s"));
+  EXPECT_THAT(Sequences(all), ElementsAreArray(Range(1, 5)));
+  EXPECT_EQ(all[3].payload, "4");  // The failed event "3" never landed.
+}
+
+TEST_F(DurableFaultTest, FailedWriteIsNotDeliveredToSubscribers) {
+  ASSERT_OK_AND_ASSIGN(auto bus, Open());
+  ASSERT_OK_AND_ASSIGN(auto follower, bus->Follow("s", Position::Latest()));
+  store_->FailNthWrite(1, absl::UnavailableError("disk full"));
+  EXPECT_FALSE(bus->Publish(NewEvent("s", 0)).ok());
+  ASSERT_OK(bus->Publish(NewEvent("s", 1)));
+  ASSERT_OK_AND_ASSIGN(auto events, follower->Next(10, absl::Seconds(10)));
+  ASSERT_EQ(events.size(), 1u);
+  EXPECT_EQ(events[0]->sequence, 1u);
+  EXPECT_EQ(events[0]->payload, "1");
+}
+
+TEST_F(DurableFaultTest, CrashLosesNoAcknowledgedEventWithSyncAlways) {
+  {
+    ASSERT_OK_AND_ASSIGN(auto bus, Open(SyncMode::kAlways));
+    for (int i = 0; i < 20; ++i) ASSERT_OK(bus->Publish(NewEvent("s", i)));
+    ASSERT_OK(store_->SimulateCrash());  // Power loss while the bus still runs.
+  }
+  store_->Reopen();  // The old bus's Close() closed the wrapper again.
+  ASSERT_OK_AND_ASSIGN(auto bus, Open());
+  ASSERT_OK_AND_ASSIGN(std::vector<Event> all, ReadAll(*bus, "s"));
+  EXPECT_THAT(Sequences(all), ElementsAreArray(Range(1, 20)));
+  ASSERT_OK_AND_ASSIGN(Receipt next, bus->Publish(NewEvent("s", 20)));
+  EXPECT_EQ(next.sequence, 21u);
+}
+
+TEST_F(DurableFaultTest, CrashWithSyncNoneRecoversConsistentPrefix) {
+  {
+    ASSERT_OK_AND_ASSIGN(auto bus, Open(SyncMode::kNone));
+    for (int i = 0; i < 20; ++i) ASSERT_OK(bus->Publish(NewEvent("s", i)));
+    ASSERT_OK(store_->SimulateCrash());
+  }
+  store_->Reopen();
+  ASSERT_OK_AND_ASSIGN(auto bus, Open());
+  ASSERT_OK_AND_ASSIGN(std::vector<Event> all, ReadAll(*bus, "s"));
+  ASSERT_OK_AND_ASSIGN(StreamInfo info, bus->replayer()->Bounds("s"));
+  // Unsynced events may be gone, but what remains is gap-free and the
+  // counter continues right after it.
+  EXPECT_THAT(Sequences(all), ElementsAreArray(Range(1, info.last_sequence)));
+  ASSERT_OK_AND_ASSIGN(Receipt next, bus->Publish(NewEvent("s", 99)));
+  EXPECT_EQ(next.sequence, info.last_sequence + 1);
+}
+
+TEST_F(DurableFaultTest, CorruptHeadFailsOpenNamingTheKey) {
+  {
+    ASSERT_OK_AND_ASSIGN(auto bus, Open());
+    ASSERT_OK(bus->Publish(NewEvent("orders", 0)));
+  }
+  store_->Reopen();
+  store_->CorruptReadsOf(durable::HeadKey("orders"));
+  absl::StatusOr<std::unique_ptr<EventBus>> bus = Open();
+  EXPECT_THAT(bus, StatusIs(absl::StatusCode::kDataLoss));
+  EXPECT_THAT(std::string(bus.status().message()), HasSubstr("Horders"));
+}
+
+TEST_F(DurableFaultTest, CorruptLastEntryFailsOpenNamingTheKey) {
+  {
+    ASSERT_OK_AND_ASSIGN(auto bus, Open());
+    for (int i = 0; i < 3; ++i) ASSERT_OK(bus->Publish(NewEvent("orders", i)));
+  }
+  store_->Reopen();
+  store_->CorruptReadsOf(durable::EntryKey("orders", 3));
+  absl::StatusOr<std::unique_ptr<EventBus>> bus = Open();
+  EXPECT_THAT(bus, StatusIs(absl::StatusCode::kDataLoss));
+  EXPECT_THAT(std::string(bus.status().message()), HasSubstr("Eorders/3"));
+}
+
+TEST_F(DurableFaultTest, CorruptEntryFailsReplayNamingTheKey) {
+  ASSERT_OK_AND_ASSIGN(auto bus, Open());
+  for (int i = 0; i < 3; ++i) ASSERT_OK(bus->Publish(NewEvent("orders", i)));
+  store_->CorruptReadsOf(durable::EntryKey("orders", 2));
+  absl::StatusOr<std::vector<Event>> all = ReadAll(*bus, "orders");
+  EXPECT_THAT(all, StatusIs(absl::StatusCode::kDataLoss));
+  EXPECT_THAT(std::string(all.status().message()), HasSubstr("Eorders/2"));
+}
+
+TEST_F(DurableFaultTest, LaggingHeadIsRepairedOnOpen) {
+  {
+    ASSERT_OK_AND_ASSIGN(auto bus, Open());
+    for (int i = 0; i < 3; ++i) ASSERT_OK(bus->Publish(NewEvent("orders", i)));
+  }
+  store_->Reopen();
+  // Entries 4 and 5 exist but the head still says next = 4.
+  WriteBatch orphans;
+  for (uint64_t seq : {4, 5}) {
+    Event event = NewEvent("orders", static_cast<int>(seq) - 1);
+    event.time = absl::Now();
+    orphans.Put(durable::EntryKey("orders", seq), durable::EncodeEntry(event));
+  }
+  ASSERT_OK(store_->Write(orphans, WriteOptions{.sync = true}));
+
+  ASSERT_OK_AND_ASSIGN(auto bus, Open());
+  EXPECT_TRUE(logger_->Contains(LogLevel::kWarn, "repaired lagging head of stream 'orders'"));
+  ASSERT_OK_AND_ASSIGN(Receipt next, bus->Publish(NewEvent("orders", 5)));
+  EXPECT_EQ(next.sequence, 6u);
+  ASSERT_OK_AND_ASSIGN(std::vector<Event> all, ReadAll(*bus, "orders"));
+  EXPECT_THAT(Sequences(all), ElementsAreArray(Range(1, 6)));
+}
+
+TEST_F(DurableFaultTest, HeadClaimingMissingEntriesFailsOpen) {
+  {
+    ASSERT_OK_AND_ASSIGN(auto bus, Open());
+    for (int i = 0; i < 3; ++i) ASSERT_OK(bus->Publish(NewEvent("orders", i)));
+  }
+  store_->Reopen();
+  WriteBatch loss;
+  loss.Delete(durable::EntryKey("orders", 3));
+  ASSERT_OK(store_->Write(loss, WriteOptions{.sync = true}));
+  absl::StatusOr<std::unique_ptr<EventBus>> bus = Open();
+  EXPECT_THAT(bus, StatusIs(absl::StatusCode::kDataLoss));
+  EXPECT_THAT(std::string(bus.status().message()), HasSubstr("Horders"));
+}
+
+}  // namespace
+}  // namespace keel::testing

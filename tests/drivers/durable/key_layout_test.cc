@@ -1,0 +1,82 @@
+// The durable key layout: records round-trip, entry keys sort by sequence
+// within a stream and never interleave with another stream's, and every
+// damaged record is rejected.
+#include "drivers/durable/key_layout.h"
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include "tests/testing/status_matchers.h"
+
+namespace keel::durable {
+namespace {
+
+using ::keel::testing::StatusIs;
+
+TEST(KeyLayoutTest, EntryKeysSortNumericallyWithinAStream) {
+  EXPECT_LT(EntryKey("s", 255), EntryKey("s", 256));
+  EXPECT_LT(EntryKey("s", 1), EntryKey("s", 1ull << 40));
+  // "s" and "s.x" never interleave: 0x00 sorts before every name character.
+  EXPECT_LT(EntryKey("s", UINT64_MAX), EntryKey("s.x", 1));
+  KeyRange range = EntryRange("s");
+  EXPECT_GE(EntryKey("s", 1), range.start);
+  EXPECT_LT(EntryKey("s", UINT64_MAX), range.limit);
+  EXPECT_FALSE(EntryKey("s.x", 1) < range.limit && EntryKey("s.x", 1) >= range.start);
+}
+
+TEST(KeyLayoutTest, EntrySequenceParsesKeys) {
+  ASSERT_OK_AND_ASSIGN(uint64_t seq, EntrySequence(EntryKey("orders", 123456789)));
+  EXPECT_EQ(seq, 123456789u);
+  EXPECT_THAT(EntrySequence("Eorders"), StatusIs(absl::StatusCode::kDataLoss));
+}
+
+TEST(KeyLayoutTest, HeadRoundTripsAndRejectsDamage) {
+  Head head{5, 42, 9000, absl::FromUnixNanos(1'700'000'000'123'456'789)};
+  std::string encoded = EncodeHead(head);
+  ASSERT_OK_AND_ASSIGN(Head decoded, DecodeHead(encoded));
+  EXPECT_EQ(decoded, head);
+  for (size_t i = 0; i < encoded.size(); ++i) {
+    std::string damaged = encoded;
+    damaged[i] ^= 0x01;
+    EXPECT_THAT(DecodeHead(damaged), StatusIs(absl::StatusCode::kDataLoss)) << "byte " << i;
+  }
+  EXPECT_THAT(DecodeHead(encoded.substr(1)), StatusIs(absl::StatusCode::kDataLoss));
+}
+
+TEST(KeyLayoutTest, MetaRoundTrips) {
+  ASSERT_OK_AND_ASSIGN(StoreMeta meta, DecodeMeta(EncodeMeta(StoreMeta{0xfeedbeef12345678})));
+  EXPECT_EQ(meta.epoch, 0xfeedbeef12345678u);
+  EXPECT_THAT(DecodeMeta("garbage"), StatusIs(absl::StatusCode::kDataLoss));
+}
+
+TEST(KeyLayoutTest, EntryRoundTripsWithStreamAndSequenceFromTheKey) {
+  Event event;
+  event.stream = "ignored";
+  event.sequence = 77;
+  event.id = "id-1";
+  event.type = "order.created";
+  event.tenant = "acme";
+  event.time = absl::FromUnixMillis(1'700'000'000'000);
+  event.payload = std::string("\0binary\xff", 8);
+  event.content_type = "application/octet-stream";
+  event.attributes = {{"k", "v"}};
+  event.idempotency_key = "idem";
+  std::string value = EncodeEntry(event);
+  ASSERT_OK_AND_ASSIGN(Event decoded, DecodeEntry("orders", 9, value));
+  Event expected = event;
+  expected.stream = "orders";
+  expected.sequence = 9;
+  EXPECT_EQ(decoded, expected);
+
+  std::string damaged = value;
+  damaged.back() ^= 0x40;
+  EXPECT_THAT(DecodeEntry("orders", 9, damaged), StatusIs(absl::StatusCode::kDataLoss));
+}
+
+TEST(KeyLayoutTest, PrintableKeyShowsStreamAndSequence) {
+  EXPECT_EQ(PrintableKey(EntryKey("orders", 3)), "Eorders/3");
+  EXPECT_EQ(PrintableKey(HeadKey("orders")), "Horders");
+}
+
+}  // namespace
+}  // namespace keel::durable

@@ -18,6 +18,7 @@
 #ifndef KEEL_CORE_DRIVER_FACTORY_H_
 #define KEEL_CORE_DRIVER_FACTORY_H_
 
+#include <functional>
 #include <memory>
 #include "absl/strings/string_view.h"
 
@@ -36,6 +37,9 @@ struct DriverContext {
   Clock* clock = Clock::Real();
   std::shared_ptr<Logger> logger = Logger::Default();
   std::shared_ptr<const Redactor> redactor;  // Optional.
+  // Optional: called after each write to the driver's store (e.g. one group
+  // commit) with its latency, for metrics. Must be cheap and thread-safe.
+  std::function<void(absl::Duration latency)> on_store_write;
 };
 
 class DriverFactory {

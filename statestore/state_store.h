@@ -21,11 +21,11 @@
 #include <memory>
 #include <optional>
 #include <string>
-#include "absl/strings/string_view.h"
 #include <vector>
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
 #include "core/config.h"
 #include "core/registry.h"
 

@@ -8,6 +8,8 @@ namespace keel::cli {
 
 std::vector<std::unique_ptr<Command>> BuiltinCommands() {
   std::vector<std::unique_ptr<Command>> commands;
+  commands.push_back(NewBenchCommand());
+  commands.push_back(NewDaemonCommand());
   commands.push_back(NewDriversCommand());
   commands.push_back(NewSelftestCommand());
   commands.push_back(NewVersionCommand());

@@ -42,6 +42,8 @@ class Command {
 
 std::vector<std::unique_ptr<Command>> BuiltinCommands();
 
+std::unique_ptr<Command> NewBenchCommand();  // cmd/keel/bench/
+std::unique_ptr<Command> NewDaemonCommand();
 std::unique_ptr<Command> NewDriversCommand();
 std::unique_ptr<Command> NewVersionCommand();
 std::unique_ptr<Command> NewSelftestCommand();

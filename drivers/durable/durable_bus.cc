@@ -123,7 +123,9 @@ absl::Status DurableBus::Commit(absl::Span<PendingAppend* const> group) {
   }
   for (const auto& [stream, head] : staged) batch.Put(durable::HeadKey(stream), EncodeHead(head));
 
+  const absl::Time start = absl::Now();
   absl::Status status = store_->Write(batch, WriteOptions{.sync = SyncThisWrite()});
+  if (context().on_store_write) context().on_store_write(absl::Now() - start);
   if (!status.ok()) {
     for (PendingAppend* append : group) {
       for (Event& event : *append->events) event.sequence = 0;

@@ -1,0 +1,34 @@
+#include "cmd/keel/bench/raw_leveldb.h"
+
+#include <filesystem>
+
+#include "absl/strings/str_cat.h"
+#include "leveldb/options.h"
+
+namespace keel::cli::bench {
+
+absl::Status FromLevelDbStatus(const leveldb::Status& status, const std::string& path) {
+  if (status.ok()) return absl::OkStatus();
+  return absl::UnknownError(absl::StrCat("raw leveldb '", path, "': ", status.ToString()));
+}
+
+absl::StatusOr<std::unique_ptr<RawLevelDb>> RawLevelDb::Open(const std::string& path) {
+  std::unique_ptr<RawLevelDb> raw(new RawLevelDb());
+  raw->filter_.reset(leveldb::NewBloomFilterPolicy(10));
+  raw->cache_.reset(leveldb::NewLRUCache(8 << 20));
+  leveldb::Options options;
+  options.create_if_missing = true;
+  options.write_buffer_size = 4 << 20;
+  options.block_cache = raw->cache_.get();
+  options.filter_policy = raw->filter_.get();
+  options.compression = leveldb::kSnappyCompression;
+  std::error_code ignored;
+  std::filesystem::create_directories(path, ignored);
+  leveldb::DB* db = nullptr;
+  leveldb::Status status = leveldb::DB::Open(options, path, &db);
+  if (!status.ok()) return FromLevelDbStatus(status, path);
+  raw->db_.reset(db);
+  return raw;
+}
+
+}  // namespace keel::cli::bench

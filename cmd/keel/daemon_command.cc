@@ -1,0 +1,190 @@
+// `keel daemon`: serves the HTTP API v1 and SSE over one bus until SIGINT or
+// SIGTERM, then shuts down in order: stop accepting, finish in-flight
+// requests, close the bus (SSE streams end after their queued events, the
+// store is flushed and closed), stop. Exit 0 after a clean shutdown.
+#include <csignal>
+#include <fstream>
+#include <ostream>
+
+#include <boost/program_options/value_semantic.hpp>
+#include <spdlog/spdlog.h>
+
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_cat.h"
+#include "cmd/keel/command.h"
+#include "cmd/keel/server/api.h"
+#include "cmd/keel/server/metrics.h"
+#include "cmd/keel/server/server.h"
+#include "core/driver_factory.h"
+#include "core/status_macros.h"
+
+namespace keel::cli {
+namespace {
+
+absl::StatusOr<std::pair<std::string, uint16_t>> ParseListen(const std::string& listen) {
+  size_t colon = listen.rfind(':');
+  uint32_t port = 0;
+  if (colon == std::string::npos || !absl::SimpleAtoi(listen.substr(colon + 1), &port) ||
+      port > 65535) {
+    return absl::InvalidArgumentError(absl::StrCat("--listen wants HOST:PORT, got '", listen, "'"));
+  }
+  std::string host = listen.substr(0, colon);
+  if (host.size() > 2 && host.front() == '[' && host.back() == ']') host = host.substr(1, host.size() - 2);
+  return std::make_pair(host, static_cast<uint16_t>(port));
+}
+
+// The bus config: --driver-option values, plus for `durable` the store,
+// data directory and sync mode from their own flags.
+absl::StatusOr<Config> BusConfig(const po::variables_map& vars) {
+  KEEL_ASSIGN_OR_RETURN(Config config, DriverConfigFrom(vars));
+  if (vars["driver"].as<std::string>() != "durable") return config;
+  const std::string store = vars["store"].as<std::string>();
+  if (!config.Has("store") && store != "none") config.Set("store", store);
+  if (!config.Has("store.path")) config.Set("store.path", vars["data-dir"].as<std::string>());
+  if (!config.Has("sync")) config.Set("sync", vars["sync"].as<std::string>());
+  return config;
+}
+
+absl::StatusOr<server::ServerOptions> ServerOptionsFrom(const po::variables_map& vars) {
+  server::ServerOptions options;
+  KEEL_ASSIGN_OR_RETURN(auto listen, ParseListen(vars["listen"].as<std::string>()));
+  options.host = listen.first;
+  options.port = listen.second;
+  options.io_threads = vars["io-threads"].as<int>();
+  options.blocking_threads = vars["blocking-threads"].as<int>();
+  options.body_limit = vars["body-limit"].as<size_t>();
+  options.cors_origin = vars["cors-origin"].as<std::string>();
+  Config durations;
+  durations.Set("sse-keepalive", vars["sse-keepalive"].as<std::string>());
+  durations.Set("idle-timeout", vars["idle-timeout"].as<std::string>());
+  KEEL_ASSIGN_OR_RETURN(options.sse_keepalive,
+                        durations.GetDuration("sse-keepalive", options.sse_keepalive));
+  KEEL_ASSIGN_OR_RETURN(options.idle_timeout,
+                        durations.GetDuration("idle-timeout", options.idle_timeout));
+  if (options.io_threads < 1 || options.blocking_threads < 1) {
+    return absl::InvalidArgumentError("--io-threads and --blocking-threads must be >= 1");
+  }
+  return options;
+}
+
+// Blocks SIGINT/SIGTERM (threads started later inherit the mask) and
+// returns the set to wait on.
+sigset_t BlockShutdownSignals() {
+  sigset_t signals;
+  sigemptyset(&signals);
+  sigaddset(&signals, SIGINT);
+  sigaddset(&signals, SIGTERM);
+  pthread_sigmask(SIG_BLOCK, &signals, nullptr);
+  return signals;
+}
+
+class DaemonCommand : public Command {
+ public:
+  absl::string_view name() const override { return "daemon"; }
+  absl::string_view summary() const override {
+    return "serve streams over HTTP (publish, replay, SSE with Last-Event-ID resume, metrics)";
+  }
+  void AddOptions(po::options_description& options) const override {
+    AddDriverOptions(options, "durable");
+    options.add_options()
+        ("listen", po::value<std::string>()->default_value("127.0.0.1:8080"),
+         "HOST:PORT to listen on (port 0 picks a free one; see --port-file)")
+        ("data-dir", po::value<std::string>()->default_value("./data"),
+         "directory of the durable driver's store")
+        ("store", po::value<std::string>()->default_value("leveldb"),
+         "state store of the durable driver (leveldb, memory; 'none' runs degraded on memory)")
+        ("sync", po::value<std::string>()->default_value("always"),
+         "durable sync mode: always (ack = fsynced), interval, none")
+        ("io-threads", po::value<int>()->default_value(2), "threads serving sockets")
+        ("blocking-threads", po::value<int>()->default_value(64),
+         "threads running publishes and store reads (bounds concurrent group-commit members)")
+        ("body-limit", po::value<size_t>()->default_value(1 << 20), "max request body bytes")
+        ("idle-timeout", po::value<std::string>()->default_value("60s"),
+         "close keep-alive connections idle this long")
+        ("sse-keepalive", po::value<std::string>()->default_value("15s"),
+         "interval of `: keepalive` comments on idle SSE streams")
+        ("cors-origin", po::value<std::string>()->default_value("*"),
+         "Access-Control-Allow-Origin value (empty for none)")
+        ("shutdown-timeout", po::value<std::string>()->default_value("10s"),
+         "how long shutdown waits for in-flight requests and SSE streams")
+        ("port-file", po::value<std::string>()->default_value(""),
+         "write the bound port to this file once listening")
+        ("log-level", po::value<std::string>()->default_value("info"),
+         "debug, info, warn or error");
+  }
+
+  int Run(const po::variables_map& vars, CommandIo& io) const override {
+    spdlog::set_level(spdlog::level::from_str(vars["log-level"].as<std::string>()));
+    absl::StatusOr<Config> config = BusConfig(vars);
+    absl::StatusOr<server::ServerOptions> options = ServerOptionsFrom(vars);
+    Config timeouts{{"t", vars["shutdown-timeout"].as<std::string>()}};
+    absl::StatusOr<absl::Duration> grace = timeouts.GetDuration("t", absl::Seconds(10));
+    for (const absl::Status& status : {config.status(), options.status(), grace.status()}) {
+      if (!status.ok()) {
+        io.err << "keel daemon: " << status.message() << "\n";
+        return kExitUsage;
+      }
+    }
+    const sigset_t signals = BlockShutdownSignals();
+    server::Metrics metrics;
+    DriverContext context;
+    context.on_store_write = [&metrics](absl::Duration d) { metrics.store_write_latency().Observe(d); };
+    const std::string driver = vars["driver"].as<std::string>();
+    absl::StatusOr<std::unique_ptr<EventBus>> bus = CreateBus(driver, *config, context);
+    if (!bus.ok()) {
+      io.err << "keel daemon: cannot open driver '" << driver << "': " << bus.status().message()
+             << "\n";
+      return kExitFailure;
+    }
+    server::Api api(**bus, metrics);
+    server::Server server(*options, api, context.logger);
+    if (absl::Status started = server.Start(); !started.ok()) {
+      io.err << "keel daemon: " << started.message() << "\n";
+      (*bus)->Close().IgnoreError();
+      return kExitFailure;
+    }
+    Announce(vars, *config, server.port(), **bus, io);
+    int signal = 0;
+    sigwait(&signals, &signal);
+    context.logger->Info(absl::StrCat("keel daemon: signal ", signal, ", shutting down"));
+    return Shutdown(server, api, **bus, *grace, io);
+  }
+
+ private:
+  static void Announce(const po::variables_map& vars, const Config& config, uint16_t port,
+                       EventBus& bus, CommandIo& io) {
+    const std::string port_file = vars["port-file"].as<std::string>();
+    if (!port_file.empty()) std::ofstream(port_file) << port << "\n";
+    io.out << "keel daemon listening on " << vars["listen"].as<std::string>().substr(
+                  0, vars["listen"].as<std::string>().rfind(':'))
+           << ":" << port << " (driver " << vars["driver"].as<std::string>();
+    if (config.Has("store")) {
+      io.out << ", store " << config.GetString("store", "") << " at "
+             << config.GetString("store.path", "") << ", sync " << config.GetString("sync", "");
+    }
+    io.out << ")" << std::endl;
+    if (!bus.DegradedReason().empty()) io.out << "DEGRADED: " << bus.DegradedReason() << std::endl;
+  }
+
+  static int Shutdown(server::Server& server, server::Api& api, EventBus& bus,
+                      absl::Duration grace, CommandIo& io) {
+    api.SetDraining();
+    server.StopAccepting();
+    bool drained = server.DrainRequests(grace);
+    absl::Status closed = bus.Close(grace);
+    server.Stop(grace);
+    if (!drained || !closed.ok()) {
+      io.err << "keel daemon: unclean shutdown: "
+             << (drained ? std::string(closed.message()) : "requests still in flight") << "\n";
+      return kExitFailure;
+    }
+    io.out << "keel daemon stopped" << std::endl;
+    return kExitOk;
+  }
+};
+
+}  // namespace
+
+std::unique_ptr<Command> NewDaemonCommand() { return std::make_unique<DaemonCommand>(); }
+
+}  // namespace keel::cli

@@ -1,0 +1,198 @@
+#include "cmd/keel/server/api.h"
+
+#include "absl/strings/match.h"
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_cat.h"
+#include "cmd/keel/server/http_errors.h"
+#include "cmd/keel/server/json_codec.h"
+#include "core/errors.h"
+#include "core/publish_validation.h"
+#include "core/status_macros.h"
+
+namespace keel::server {
+namespace {
+
+constexpr size_t kDefaultPageLimit = 100;
+constexpr size_t kDefaultListLimit = 1000;
+
+HttpResponse Json(int status, std::string body) {
+  HttpResponse response;
+  response.status = status;
+  response.body = std::move(body);
+  return response;
+}
+
+HttpResponse MethodNotAllowed(absl::string_view allowed) {
+  HttpResponse response =
+      ErrorResponse(405, "method_not_allowed", absl::StrCat("allowed methods: ", allowed));
+  response.headers.emplace_back("Allow", std::string(allowed));
+  return response;
+}
+
+absl::StatusOr<size_t> ParseLimit(const HttpRequest& request, size_t fallback, size_t max) {
+  if (!request.HasQuery("limit")) return fallback;
+  size_t limit = 0;
+  if (!absl::SimpleAtoi(request.Query("limit"), &limit) || limit == 0 || limit > max) {
+    return InvalidArgument(absl::StrCat("limit must be an integer from 1 to ", max));
+  }
+  return limit;
+}
+
+EventFilter FilterOf(const HttpRequest& request) {
+  return EventFilter{request.Query("tenant"), request.Query("type")};
+}
+
+}  // namespace
+
+HttpResponse Api::Handle(const HttpRequest& request) {
+  metrics_.CountRequest();
+  HttpResponse response = Route(request);
+  if (response.status >= 400) {
+    // The code is inside the body; recover it cheaply for the metric.
+    size_t at = response.body.find("\"code\":\"");
+    if (at != std::string::npos) {
+      size_t end = response.body.find('"', at + 8);
+      metrics_.CountError(absl::string_view(response.body).substr(at + 8, end - at - 8));
+    }
+  }
+  return response;
+}
+
+HttpResponse Api::Route(const HttpRequest& request) {
+  const auto& s = request.segments;
+  const std::string& method = request.method;
+  if (s.size() == 1 && (s[0] == "healthz" || s[0] == "readyz" || s[0] == "metrics")) {
+    if (method != "GET") return MethodNotAllowed("GET");
+    if (s[0] == "healthz") return Json(200, "{\"status\":\"ok\"}");
+    if (s[0] == "readyz") return Ready();
+    HttpResponse response = Json(200, metrics_.Render());
+    response.content_type = "text/plain; version=0.0.4";
+    return response;
+  }
+  if (s.size() < 2 || s[0] != "v1" || s[1] != "streams") {
+    return ErrorResponse(404, "not_found", absl::StrCat("no route for ", request.path));
+  }
+  if (s.size() == 2) return method == "GET" ? ListStreams(request) : MethodNotAllowed("GET");
+  const std::string& stream = s[2];
+  if (absl::Status valid = ValidateStreamName(stream); !valid.ok()) return ErrorResponse(valid);
+  if (s.size() == 3) return method == "GET" ? Bounds(stream) : MethodNotAllowed("GET");
+  if (s.size() == 4 && s[3] == "events") {
+    if (method == "POST") return Publish(stream, request);
+    if (method == "GET") return Replay(stream, request);
+    return MethodNotAllowed("GET, POST");
+  }
+  if (s.size() == 4 && s[3] == "sse") return MethodNotAllowed("GET");  // GET is streamed.
+  return ErrorResponse(404, "not_found", absl::StrCat("no route for ", request.path));
+}
+
+HttpResponse Api::Publish(const std::string& stream, const HttpRequest& request) {
+  const absl::Time start = absl::Now();
+  if (!absl::StartsWith(request.Header("content-type"), kJsonContentType)) {
+    return ErrorResponse(415, "unsupported_media_type",
+                         "publish bodies must be application/json");
+  }
+  bool was_array = false;
+  absl::StatusOr<std::vector<Event>> events =
+      ParsePublishBody(request.body, request.Header("idempotency-key"), &was_array);
+  if (!events.ok()) return Error(events.status(), stream);
+  uint64_t bytes = 0;
+  for (const Event& event : *events) bytes += event.payload.size();
+  absl::StatusOr<std::vector<Receipt>> receipts = bus_.PublishBatch(stream, *std::move(events));
+  if (!receipts.ok()) return Error(receipts.status(), stream);
+  metrics_.CountPublished(receipts->size(), bytes);
+  metrics_.publish_latency().Observe(absl::Now() - start);
+  return Json(201, was_array ? ReceiptsJson(*receipts) : ReceiptJson(receipts->front()));
+}
+
+HttpResponse Api::Replay(const std::string& stream, const HttpRequest& request) {
+  Replayer* replayer = bus_.replayer();
+  if (replayer == nullptr) {
+    return ErrorResponse(absl::UnimplementedError("this driver keeps no history"));
+  }
+  ReplayRequest replay;
+  replay.stream = stream;
+  replay.filter = FilterOf(request);
+  absl::StatusOr<Position> after =
+      Position::Parse(request.HasQuery("after") ? request.Query("after") : "earliest");
+  if (!after.ok()) return Error(after.status(), stream);
+  replay.after = *after;
+  if (request.HasQuery("until")) {
+    absl::StatusOr<Cursor> until = Cursor::Decode(request.Query("until"));
+    if (!until.ok()) return Error(until.status(), stream);
+    replay.until = *until;
+  }
+  absl::StatusOr<size_t> limit = ParseLimit(request, kDefaultPageLimit, kMaxReplayLimit);
+  if (!limit.ok()) return Error(limit.status(), stream);
+  replay.limit = *limit;
+  absl::StatusOr<ReplayPage> page = replayer->Replay(replay);
+  if (!page.ok()) return Error(page.status(), stream);
+  return Json(200, PageJson(*page, stream, replayer->epoch()));
+}
+
+HttpResponse Api::Bounds(const std::string& stream) {
+  if (bus_.replayer() == nullptr) {
+    return ErrorResponse(absl::UnimplementedError("this driver keeps no history"));
+  }
+  absl::StatusOr<StreamInfo> info = bus_.replayer()->Bounds(stream);
+  if (!info.ok()) return Error(info.status(), stream);
+  return Json(200, StreamInfoJson(*info));
+}
+
+HttpResponse Api::ListStreams(const HttpRequest& request) {
+  if (bus_.replayer() == nullptr) {
+    return ErrorResponse(absl::UnimplementedError("this driver keeps no history"));
+  }
+  absl::StatusOr<size_t> limit = ParseLimit(request, kDefaultListLimit, 100'000);
+  if (!limit.ok()) return ErrorResponse(limit.status());
+  absl::StatusOr<std::vector<StreamInfo>> infos =
+      bus_.replayer()->ListStreams(request.Query("prefix"), *limit);
+  if (!infos.ok()) return ErrorResponse(infos.status());
+  return Json(200, StreamListJson(*infos));
+}
+
+HttpResponse Api::Ready() const {
+  if (draining_.load()) return ErrorResponse(503, "unavailable", "the daemon is shutting down");
+  const std::string degraded = bus_.DegradedReason();
+  if (!degraded.empty()) {
+    return Json(200, absl::StrCat("{\"status\":\"degraded\",\"reason\":", JsonString(degraded),
+                                  "}"));
+  }
+  return Json(200, "{\"status\":\"ready\"}");
+}
+
+HttpResponse Api::Error(const absl::Status& status, const std::string& stream) const {
+  std::string details;
+  if (std::optional<RetentionGap> gap = GetRetentionGap(status)) {
+    const uint64_t epoch = bus_.replayer() != nullptr ? bus_.replayer()->epoch() : 0;
+    details = absl::StrCat("\"requested\":\"",
+                           Cursor::For(stream, epoch, gap->requested_after).Encode(),
+                           "\",\"oldest\":\"", Cursor::For(stream, epoch, gap->oldest).Encode(),
+                           "\",\"oldestSequence\":", gap->oldest, ",\"missed\":", gap->missed());
+  } else if (std::optional<ConflictInfo> conflict = GetConflict(status)) {
+    details = absl::StrCat("\"expected\":", conflict->expected, ",\"actual\":", conflict->actual);
+  }
+  return ErrorResponse(status, details);
+}
+
+bool Api::IsSse(const HttpRequest& request) const {
+  const auto& s = request.segments;
+  return request.method == "GET" && s.size() == 4 && s[0] == "v1" && s[1] == "streams" &&
+         s[3] == "sse";
+}
+
+absl::StatusOr<SubscribeOptions> Api::SseSubscribeOptions(const HttpRequest& request) const {
+  SubscribeOptions options;
+  options.stream = request.segments[2];
+  KEEL_RETURN_IF_ERROR(ValidateStreamName(options.stream));
+  const std::string last_event_id = request.Header("last-event-id");
+  const std::string after = !last_event_id.empty() ? last_event_id
+                            : request.HasQuery("after") ? request.Query("after")
+                                                        : "latest";
+  KEEL_ASSIGN_OR_RETURN(options.after, Position::Parse(after));
+  options.filter = FilterOf(request);
+  options.overflow = OverflowPolicy::kCatchUp;
+  options.queue_capacity = 256;
+  return options;
+}
+
+}  // namespace keel::server

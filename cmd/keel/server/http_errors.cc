@@ -1,0 +1,55 @@
+#include "cmd/keel/server/http_errors.h"
+
+#include "absl/strings/str_cat.h"
+#include "cmd/keel/server/json_codec.h"
+#include "core/errors.h"
+
+namespace keel::server {
+
+HttpErrorCode ToHttpErrorCode(const absl::Status& status) {
+  switch (GetErrorKind(status)) {
+    case ErrorKind::kNone:
+      return {200, "ok"};
+    case ErrorKind::kInvalidArgument:
+      return {400, "invalid_argument"};
+    case ErrorKind::kInvalidCursor:
+      return {400, "invalid_cursor"};
+    case ErrorKind::kNotFound:
+      return {404, "not_found"};
+    case ErrorKind::kCursorMismatch:
+      return {409, "cursor_mismatch"};
+    case ErrorKind::kConflict:
+      return {409, "conflict"};
+    case ErrorKind::kResourceDrift:
+      return {409, "resource_drift"};
+    case ErrorKind::kRetentionGap:
+      return {410, "retention_gap"};
+    case ErrorKind::kPayloadTooLarge:
+      return {413, "payload_too_large"};
+    case ErrorKind::kUnavailable:
+    case ErrorKind::kClosed:
+      return {503, "unavailable"};
+    case ErrorKind::kSlowConsumer:
+    case ErrorKind::kOther:
+      break;
+  }
+  if (status.code() == absl::StatusCode::kUnavailable) return {503, "unavailable"};
+  return {500, "internal"};
+}
+
+HttpResponse ErrorResponse(int status, absl::string_view code, absl::string_view message,
+                           absl::string_view details) {
+  HttpResponse response;
+  response.status = status;
+  response.body = absl::StrCat("{\"error\":{\"code\":", JsonString(code),
+                               ",\"message\":", JsonString(message),
+                               details.empty() ? "" : ",", details, "}}");
+  return response;
+}
+
+HttpResponse ErrorResponse(const absl::Status& status, absl::string_view details) {
+  HttpErrorCode mapped = ToHttpErrorCode(status);
+  return ErrorResponse(mapped.status, mapped.code, status.message(), details);
+}
+
+}  // namespace keel::server

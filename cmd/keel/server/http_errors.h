@@ -1,0 +1,31 @@
+// Mapping of Keel errors to HTTP status codes and JSON error bodies
+// `{"error":{"code","message",...details}}` (rfcs/0004-http-api.md).
+//
+// Thread safety: pure functions.
+#ifndef KEEL_CMD_KEEL_SERVER_HTTP_ERRORS_H_
+#define KEEL_CMD_KEEL_SERVER_HTTP_ERRORS_H_
+
+#include <string>
+
+#include "absl/status/status.h"
+#include "absl/strings/string_view.h"
+#include "cmd/keel/server/http_types.h"
+
+namespace keel::server {
+
+struct HttpErrorCode {
+  int status;
+  std::string code;  // e.g. "retention_gap"
+};
+
+HttpErrorCode ToHttpErrorCode(const absl::Status& status);
+
+// A JSON error response. `details` is extra JSON members without braces
+// (e.g. "\"oldest\":\"...\""), or empty.
+HttpResponse ErrorResponse(int status, absl::string_view code, absl::string_view message,
+                           absl::string_view details = "");
+HttpResponse ErrorResponse(const absl::Status& status, absl::string_view details = "");
+
+}  // namespace keel::server
+
+#endif  // KEEL_CMD_KEEL_SERVER_HTTP_ERRORS_H_

@@ -1,0 +1,152 @@
+// HTTP/1.1 session, after Beast's advanced server: one strand per
+// connection, one request and one write in flight, parser limits on header
+// and body size, an idle timeout. Handlers run on the blocking pool; the
+// response is written back on the strand.
+#include <boost/asio/dispatch.hpp>
+#include <boost/asio/post.hpp>
+#include <boost/beast/core.hpp>
+#include <boost/beast/http.hpp>
+#include <boost/url/parse.hpp>
+
+#include "absl/strings/ascii.h"
+#include "absl/strings/str_cat.h"
+#include "cmd/keel/server/http_errors.h"
+#include "cmd/keel/server/sessions.h"
+
+namespace keel::server {
+namespace {
+
+namespace beast = boost::beast;
+namespace http = beast::http;
+namespace net = boost::asio;
+namespace urls = boost::urls;
+
+std::chrono::nanoseconds ToChrono(absl::Duration d) { return absl::ToChronoNanoseconds(d); }
+
+// Converts a Beast request; a malformed target is a 400 response.
+absl::StatusOr<HttpRequest> Convert(http::request<http::string_body>& raw) {
+  HttpRequest request;
+  request.method = std::string(raw.method_string());
+  auto target = urls::parse_origin_form(raw.target());
+  if (!target) return absl::InvalidArgumentError("malformed request target");
+  request.path = std::string(target->encoded_path());
+  for (auto segment : target->segments()) request.segments.push_back(std::string(segment));
+  for (auto param : target->params()) request.query[param.key] = param.value;
+  for (const auto& field : raw) {
+    request.headers[absl::AsciiStrToLower(std::string(field.name_string()))] =
+        std::string(field.value());
+  }
+  request.body = std::move(raw.body());
+  return request;
+}
+
+class HttpSession : public std::enable_shared_from_this<HttpSession> {
+ public:
+  HttpSession(net::ip::tcp::socket socket, std::shared_ptr<ServerState> state)
+      : stream_(std::move(socket)), state_(std::move(state)) {}
+
+  void Run() {
+    net::dispatch(stream_.get_executor(), beast::bind_front_handler(&HttpSession::DoRead,
+                                                                    shared_from_this()));
+  }
+
+ private:
+  void DoRead() {
+    parser_.emplace();
+    parser_->body_limit(state_->options.body_limit);
+    parser_->header_limit(static_cast<uint32_t>(state_->options.header_limit));
+    stream_.expires_after(ToChrono(state_->options.idle_timeout));
+    http::async_read(stream_, buffer_, *parser_,
+                     beast::bind_front_handler(&HttpSession::OnRead, shared_from_this()));
+  }
+
+  void OnRead(beast::error_code ec, std::size_t) {
+    if (ec == http::error::body_limit) {
+      return Reject(413, "payload_too_large",
+                    absl::StrCat("request body exceeds ", state_->options.body_limit, " bytes"));
+    }
+    if (ec == http::error::header_limit) {
+      return Reject(431, "invalid_argument", "request headers are too large");
+    }
+    if (ec) return Close();  // EOF, timeout, reset or unparsable request.
+    http::request<http::string_body> raw = parser_->release();
+    keep_alive_ = raw.keep_alive();
+    absl::StatusOr<HttpRequest> request = Convert(raw);
+    if (!request.ok()) return Reject(400, "invalid_argument", request.status().message());
+    if (state_->draining.load()) {
+      keep_alive_ = false;
+      return Reject(503, "unavailable", "the daemon is shutting down");
+    }
+    if (state_->api.IsSse(*request)) return StartSse(*request);
+    Dispatch(*std::move(request));
+  }
+
+  // Runs the handler on the blocking pool, then writes on the strand.
+  void Dispatch(HttpRequest request) {
+    state_->requests_in_flight.fetch_add(1);
+    net::post(state_->blocking, [self = shared_from_this(), request = std::move(request)] {
+      HttpResponse response = self->state_->api.Handle(request);
+      net::post(self->stream_.get_executor(), [self, response = std::move(response)]() mutable {
+        self->DoWrite(std::move(response), /*counted=*/true);
+      });
+    });
+  }
+
+  void StartSse(const HttpRequest& request) {
+    absl::StatusOr<SubscribeOptions> options = state_->api.SseSubscribeOptions(request);
+    absl::StatusOr<std::unique_ptr<Subscription>> subscription =
+        options.ok() ? state_->api.bus().Subscribe(*options)
+                     : absl::StatusOr<std::unique_ptr<Subscription>>(options.status());
+    if (!subscription.ok()) {
+      HttpResponse response = ErrorResponse(subscription.status());
+      state_->api.metrics().CountError(ToHttpErrorCode(subscription.status()).code);
+      return DoWrite(std::move(response), false);
+    }
+    StartSseSession(std::move(stream_), *std::move(subscription), state_);
+  }
+
+  void Reject(int status, absl::string_view code, absl::string_view message) {
+    keep_alive_ = false;
+    state_->api.metrics().CountError(code);
+    DoWrite(ErrorResponse(status, code, message), false);
+  }
+
+  void DoWrite(HttpResponse response, bool counted) {
+    auto message = std::make_shared<http::response<http::string_body>>(
+        static_cast<http::status>(response.status), 11);
+    message->set(http::field::content_type, response.content_type);
+    if (!state_->options.cors_origin.empty()) {
+      message->set(http::field::access_control_allow_origin, state_->options.cors_origin);
+    }
+    for (const auto& [name, value] : response.headers) message->set(name, value);
+    message->keep_alive(keep_alive_ && !state_->draining.load());
+    message->body() = std::move(response.body);
+    message->prepare_payload();
+    http::async_write(stream_, *message,
+                      [self = shared_from_this(), message, counted](beast::error_code ec,
+                                                                    std::size_t) {
+                        if (counted) self->state_->requests_in_flight.fetch_sub(1);
+                        if (ec || !message->keep_alive()) return self->Close();
+                        self->DoRead();
+                      });
+  }
+
+  void Close() {
+    beast::error_code ignored;
+    stream_.socket().shutdown(net::ip::tcp::socket::shutdown_send, ignored);
+  }
+
+  beast::tcp_stream stream_;
+  beast::flat_buffer buffer_;
+  std::optional<http::request_parser<http::string_body>> parser_;
+  std::shared_ptr<ServerState> state_;
+  bool keep_alive_ = true;
+};
+
+}  // namespace
+
+void StartHttpSession(net::ip::tcp::socket socket, std::shared_ptr<ServerState> state) {
+  std::make_shared<HttpSession>(std::move(socket), std::move(state))->Run();
+}
+
+}  // namespace keel::server

@@ -1,0 +1,49 @@
+// JSON forms of the HTTP API v1 (rfcs/0004-http-api.md): events in
+// publish requests, events and receipts in responses, error bodies.
+//
+// Event output is written by hand rather than through a JSON DOM because the
+// payload of a JSON event is embedded verbatim (it was validated on publish)
+// — no re-parse per delivery, which matters for SSE fan-out.
+//
+// Thread safety: pure functions.
+#ifndef KEEL_CMD_KEEL_SERVER_JSON_CODEC_H_
+#define KEEL_CMD_KEEL_SERVER_JSON_CODEC_H_
+
+#include <string>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
+#include "core/event.h"
+#include "core/event_bus.h"
+#include "core/replayer.h"
+
+namespace keel::server {
+
+inline constexpr char kJsonContentType[] = "application/json";
+
+// Parses a publish body: one event object or an array of them.
+// `header_idempotency_key` (from the Idempotency-Key header) applies to a
+// single-event body that has none of its own. kInvalidArgument names the
+// offending field and index.
+absl::StatusOr<std::vector<Event>> ParsePublishBody(absl::string_view body,
+                                                    absl::string_view header_idempotency_key,
+                                                    bool* was_array);
+
+// Appends one event as a JSON object (with its cursor).
+void AppendEventJson(const Event& event, uint64_t epoch, std::string& out);
+
+std::string ReceiptJson(const Receipt& receipt);
+std::string ReceiptsJson(const std::vector<Receipt>& receipts);
+std::string PageJson(const ReplayPage& page, absl::string_view stream, uint64_t epoch);
+std::string StreamInfoJson(const StreamInfo& info);
+std::string StreamListJson(const std::vector<StreamInfo>& infos);
+
+// A JSON string literal (quoted and escaped).
+std::string JsonString(absl::string_view text);
+// RFC 3339 UTC with nanoseconds.
+std::string FormatRfc3339(absl::Time time);
+
+}  // namespace keel::server
+
+#endif  // KEEL_CMD_KEEL_SERVER_JSON_CODEC_H_

@@ -1,0 +1,80 @@
+#include "cmd/keel/server/metrics.h"
+
+#include "absl/strings/str_cat.h"
+
+namespace keel::server {
+namespace {
+
+void Header(std::string& out, absl::string_view name, absl::string_view type,
+            absl::string_view help) {
+  absl::StrAppend(&out, "# HELP ", name, " ", help, "\n# TYPE ", name, " ", type, "\n");
+}
+
+template <typename T>
+void Single(std::string& out, absl::string_view name, absl::string_view type,
+            absl::string_view help, const std::atomic<T>& value) {
+  Header(out, name, type, help);
+  absl::StrAppend(&out, name, " ", value.load(std::memory_order_relaxed), "\n");
+}
+
+}  // namespace
+
+void LatencyHistogram::Observe(absl::Duration latency) {
+  const double seconds = absl::ToDoubleSeconds(latency);
+  size_t bucket = 0;
+  while (bucket < kBucketsSeconds.size() && seconds > kBucketsSeconds[bucket]) ++bucket;
+  buckets_[bucket].fetch_add(1, std::memory_order_relaxed);
+  count_.fetch_add(1, std::memory_order_relaxed);
+  sum_nanos_.fetch_add(static_cast<uint64_t>(absl::ToInt64Nanoseconds(latency)),
+                       std::memory_order_relaxed);
+}
+
+void LatencyHistogram::Render(absl::string_view name, absl::string_view help,
+                              std::string& out) const {
+  Header(out, name, "histogram", help);
+  uint64_t cumulative = 0;
+  for (size_t i = 0; i < kBucketsSeconds.size(); ++i) {
+    cumulative += buckets_[i].load(std::memory_order_relaxed);
+    absl::StrAppend(&out, name, "_bucket{le=\"", kBucketsSeconds[i], "\"} ", cumulative, "\n");
+  }
+  cumulative += buckets_.back().load(std::memory_order_relaxed);
+  absl::StrAppend(&out, name, "_bucket{le=\"+Inf\"} ", cumulative, "\n");
+  absl::StrAppend(&out, name, "_sum ", sum_nanos_.load(std::memory_order_relaxed) / 1e9, "\n");
+  absl::StrAppend(&out, name, "_count ", count_.load(std::memory_order_relaxed), "\n");
+}
+
+void Metrics::CountPublished(uint64_t events, uint64_t bytes) {
+  published_events_.fetch_add(events, std::memory_order_relaxed);
+  published_bytes_.fetch_add(bytes, std::memory_order_relaxed);
+}
+
+void Metrics::CountError(absl::string_view code) {
+  size_t i = 0;
+  while (i < kErrorCodes.size() && kErrorCodes[i] != code) ++i;
+  errors_[i].fetch_add(1, std::memory_order_relaxed);
+}
+
+std::string Metrics::Render() const {
+  std::string out;
+  Single(out, "keel_http_requests_total", "counter", "HTTP requests received.", requests_);
+  Single(out, "keel_published_events_total", "counter", "Events published.", published_events_);
+  Single(out, "keel_published_bytes_total", "counter", "Payload bytes published.",
+         published_bytes_);
+  Header(out, "keel_errors_total", "counter", "Error responses by error code.");
+  for (size_t i = 0; i <= kErrorCodes.size(); ++i) {
+    absl::StrAppend(&out, "keel_errors_total{code=\"",
+                    i < kErrorCodes.size() ? kErrorCodes[i] : "other", "\"} ",
+                    errors_[i].load(std::memory_order_relaxed), "\n");
+  }
+  Single(out, "keel_sse_connections", "gauge", "Open SSE connections.", sse_open_);
+  Single(out, "keel_sse_delivered_events_total", "counter", "Events written to SSE clients.",
+         delivered_);
+  Single(out, "keel_sse_gaps_total", "counter", "keel.gap frames sent (retention gaps).", gaps_);
+  publish_latency_.Render("keel_publish_latency_seconds",
+                          "Publish request latency inside the daemon.", out);
+  store_write_latency_.Render("keel_store_write_latency_seconds",
+                              "Latency of one group-commit write to the state store.", out);
+  return out;
+}
+
+}  // namespace keel::server

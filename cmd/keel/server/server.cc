@@ -1,0 +1,119 @@
+#include "cmd/keel/server/server.h"
+
+#include <thread>
+#include <vector>
+
+#include <boost/asio/io_context.hpp>
+#include <boost/asio/ip/tcp.hpp>
+#include <boost/asio/strand.hpp>
+
+#include "absl/strings/str_cat.h"
+#include "cmd/keel/server/server_state.h"
+#include "cmd/keel/server/sessions.h"
+#include "core/errors.h"
+
+namespace keel::server {
+
+namespace net = boost::asio;
+using tcp = net::ip::tcp;
+
+class Server::Impl {
+ public:
+  Impl(ServerOptions options, Api& api, std::shared_ptr<Logger> logger)
+      : state_(std::make_shared<ServerState>(std::move(options), api, std::move(logger))),
+        ioc_(state_->options.io_threads),
+        acceptor_(net::make_strand(ioc_)) {}
+
+  ~Impl() {
+    if (!threads_.empty()) Stop(absl::ZeroDuration());
+  }
+
+  absl::Status Start() {
+    boost::system::error_code ec;
+    tcp::endpoint endpoint(net::ip::make_address(state_->options.host, ec),
+                           state_->options.port);
+    if (ec) return InvalidArgument(absl::StrCat("bad listen host '", state_->options.host, "'"));
+    if (acceptor_.open(endpoint.protocol(), ec); ec) return Failed("open", ec);
+    acceptor_.set_option(net::socket_base::reuse_address(true), ec);
+    if (acceptor_.bind(endpoint, ec); ec) return Failed("bind", ec);
+    if (acceptor_.listen(net::socket_base::max_listen_connections, ec); ec) {
+      return Failed("listen", ec);
+    }
+    port_ = acceptor_.local_endpoint().port();
+    DoAccept();
+    for (int i = 0; i < state_->options.io_threads; ++i) threads_.emplace_back([this] { ioc_.run(); });
+    return absl::OkStatus();
+  }
+
+  uint16_t port() const { return port_; }
+
+  void StopAccepting() {
+    state_->draining.store(true);
+    net::post(acceptor_.get_executor(), [this] {
+      boost::system::error_code ignored;
+      acceptor_.close(ignored);
+    });
+  }
+
+  bool DrainRequests(absl::Duration timeout) {
+    return WaitUntil([this] { return state_->requests_in_flight.load() == 0; }, timeout);
+  }
+
+  void Stop(absl::Duration timeout) {
+    if (!WaitUntil([this] { return state_->sse_sessions.load() == 0; }, timeout)) {
+      state_->logger->Warn(absl::StrCat("keel daemon: ", state_->sse_sessions.load(),
+                                        " SSE sessions still open at shutdown; dropping them"));
+    }
+    ioc_.stop();
+    for (std::thread& thread : threads_) thread.join();
+    threads_.clear();
+    state_->blocking.join();
+  }
+
+ private:
+  absl::Status Failed(absl::string_view what, const boost::system::error_code& ec) {
+    return Unavailable(absl::StrCat("cannot ", what, " ", state_->options.host, ":",
+                                    state_->options.port, ": ", ec.message()));
+  }
+
+  template <typename Done>
+  static bool WaitUntil(Done done, absl::Duration timeout) {
+    const absl::Time deadline = absl::Now() + timeout;
+    while (!done()) {
+      if (absl::Now() >= deadline) return false;
+      absl::SleepFor(absl::Milliseconds(5));
+    }
+    return true;
+  }
+
+  void DoAccept() {
+    acceptor_.async_accept(net::make_strand(ioc_), [this](boost::system::error_code ec,
+                                                          tcp::socket socket) {
+      if (ec == net::error::operation_aborted || !acceptor_.is_open()) return;
+      if (!ec) {
+        socket.set_option(tcp::no_delay(true), ec);
+        StartHttpSession(std::move(socket), state_);
+      }
+      DoAccept();
+    });
+  }
+
+  std::shared_ptr<ServerState> state_;
+  net::io_context ioc_;
+  tcp::acceptor acceptor_;
+  uint16_t port_ = 0;
+  std::vector<std::thread> threads_;
+};
+
+Server::Server(ServerOptions options, Api& api, std::shared_ptr<Logger> logger)
+    : impl_(std::make_unique<Impl>(std::move(options), api, std::move(logger))) {}
+
+Server::~Server() = default;
+
+absl::Status Server::Start() { return impl_->Start(); }
+uint16_t Server::port() const { return impl_->port(); }
+void Server::StopAccepting() { impl_->StopAccepting(); }
+bool Server::DrainRequests(absl::Duration timeout) { return impl_->DrainRequests(timeout); }
+void Server::Stop(absl::Duration timeout) { impl_->Stop(timeout); }
+
+}  // namespace keel::server

@@ -1,0 +1,72 @@
+// Server: the daemon's HTTP/1.1 + SSE front end on Boost.Beast.
+//
+// I/O threads run the sessions (one strand per connection, one write in
+// flight, bounded buffers); handlers that may block — publishes waiting for
+// their group commit and fsync, store reads — run on a separate blocking
+// pool so that slow disks never stall the I/O threads. SSE connections are
+// long-lived sessions fed by a Subscription (core/subscription.h): a slow
+// client's subscription falls back to catch-up reads, so memory stays
+// bounded and nothing is lost.
+//
+// Shutdown is in stages so the daemon can close the bus in between:
+// StopAccepting() + DrainRequests() (in-flight requests finish, new ones on
+// kept-alive connections get 503), then the caller closes the bus (SSE
+// subscriptions end after their queued events), then Stop() waits for SSE
+// sessions to flush and stops the threads.
+//
+// Thread safety: Start/StopAccepting/DrainRequests/Stop from one control
+// thread.
+#ifndef KEEL_CMD_KEEL_SERVER_SERVER_H_
+#define KEEL_CMD_KEEL_SERVER_SERVER_H_
+
+#include <cstdint>
+#include <memory>
+#include <string>
+
+#include "absl/status/status.h"
+#include "absl/time/time.h"
+#include "cmd/keel/server/api.h"
+#include "core/logger.h"
+
+namespace keel::server {
+
+struct ServerOptions {
+  std::string host = "127.0.0.1";
+  uint16_t port = 8080;  // 0 picks a free port (see Server::port()).
+  int io_threads = 2;
+  int blocking_threads = 64;
+  size_t body_limit = 1 << 20;
+  size_t header_limit = 16 << 10;
+  absl::Duration idle_timeout = absl::Seconds(60);
+  absl::Duration sse_keepalive = absl::Seconds(15);
+  absl::Duration sse_retry = absl::Seconds(1);
+  size_t sse_batch = 128;        // Events per SSE write.
+  std::string cors_origin = "*";  // Access-Control-Allow-Origin; empty = none.
+};
+
+class Server {
+ public:
+  Server(ServerOptions options, Api& api, std::shared_ptr<Logger> logger);
+  ~Server();
+  Server(const Server&) = delete;
+  Server& operator=(const Server&) = delete;
+
+  // Binds and starts the threads. kUnavailable when the address is taken.
+  absl::Status Start();
+  uint16_t port() const;
+
+  void StopAccepting();
+  // Waits until no request is in flight; false on timeout.
+  bool DrainRequests(absl::Duration timeout);
+  // Waits for SSE sessions to end (close the bus first), then stops.
+  void Stop(absl::Duration timeout);
+
+  class Impl;
+
+ private:
+  std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace keel::server
+
+#endif  // KEEL_CMD_KEEL_SERVER_SERVER_H_

@@ -1,0 +1,34 @@
+// Internal: what every session of one Server shares.
+#ifndef KEEL_CMD_KEEL_SERVER_SERVER_STATE_H_
+#define KEEL_CMD_KEEL_SERVER_SERVER_STATE_H_
+
+#include <atomic>
+#include <memory>
+
+#include <boost/asio/thread_pool.hpp>
+
+#include "cmd/keel/server/api.h"
+#include "cmd/keel/server/server.h"
+#include "core/logger.h"
+
+namespace keel::server {
+
+struct ServerState {
+  ServerState(ServerOptions options, Api& api, std::shared_ptr<Logger> logger)
+      : options(std::move(options)),
+        api(api),
+        logger(std::move(logger)),
+        blocking(this->options.blocking_threads) {}
+
+  const ServerOptions options;
+  Api& api;
+  const std::shared_ptr<Logger> logger;
+  boost::asio::thread_pool blocking;
+  std::atomic<bool> draining{false};
+  std::atomic<int> requests_in_flight{0};
+  std::atomic<int> sse_sessions{0};
+};
+
+}  // namespace keel::server
+
+#endif  // KEEL_CMD_KEEL_SERVER_SERVER_STATE_H_

@@ -1,0 +1,26 @@
+// Internal: entry points of the two session kinds (http_session.cc,
+// sse_session.cc). An HTTP session reads requests on its strand; an SSE
+// request turns the connection into an SSE session.
+#ifndef KEEL_CMD_KEEL_SERVER_SESSIONS_H_
+#define KEEL_CMD_KEEL_SERVER_SESSIONS_H_
+
+#include <memory>
+
+#include <boost/asio/ip/tcp.hpp>
+#include <boost/beast/core/tcp_stream.hpp>
+
+#include "cmd/keel/server/server_state.h"
+#include "core/subscription.h"
+
+namespace keel::server {
+
+void StartHttpSession(boost::asio::ip::tcp::socket socket, std::shared_ptr<ServerState> state);
+
+// Takes over `stream` (its executor is the connection's strand) and streams
+// `subscription` as text/event-stream.
+void StartSseSession(boost::beast::tcp_stream stream, std::unique_ptr<Subscription> subscription,
+                     std::shared_ptr<ServerState> state);
+
+}  // namespace keel::server
+
+#endif  // KEEL_CMD_KEEL_SERVER_SESSIONS_H_

@@ -1,0 +1,15 @@
+#include "statestore/builtin_stores.h"
+
+#include "statestore/state_store.h"
+
+KEEL_DECLARE_STORE_HOOK(memory);
+KEEL_DECLARE_STORE_HOOK(leveldb);
+
+namespace keel {
+
+void LinkBuiltinStores() {
+  KEEL_FORCE_LINK_STORE(memory);
+  KEEL_FORCE_LINK_STORE(leveldb);
+}
+
+}  // namespace keel

@@ -1,0 +1,277 @@
+#include "statestore/leveldb/leveldb_store.h"
+
+#include <filesystem>
+#include <system_error>
+#include <utility>
+
+#include "absl/strings/escaping.h"
+#include "absl/strings/str_cat.h"
+#include "core/errors.h"
+#include "core/status_macros.h"
+#include "leveldb/cache.h"
+#include "leveldb/db.h"
+#include "leveldb/filter_policy.h"
+#include "leveldb/iterator.h"
+#include "leveldb/options.h"
+#include "leveldb/slice.h"
+#include "leveldb/status.h"
+#include "leveldb/write_batch.h"
+#include "statestore/error_iterator.h"
+
+namespace keel {
+
+// Members are destroyed in reverse order: the database before the cache and
+// the filter policy it uses.
+struct LevelDbStore::Handle {
+  std::string path;
+  std::unique_ptr<const leveldb::FilterPolicy> filter_policy;
+  std::unique_ptr<leveldb::Cache> block_cache;
+  std::unique_ptr<leveldb::DB> db;
+};
+
+namespace {
+
+constexpr uint64_t kMiB = uint64_t{1} << 20;
+
+struct Settings {
+  std::string path;
+  uint64_t block_cache_bytes = 8 * kMiB;
+  uint64_t write_buffer_bytes = 4 * kMiB;
+  leveldb::CompressionType compression = leveldb::kSnappyCompression;
+  bool create_if_missing = true;
+};
+
+absl::StatusOr<Settings> ParseSettings(const Config& config) {
+  Settings settings;
+  settings.path = config.GetString("path", "");
+  if (settings.path.empty()) {
+    return InvalidArgument("leveldb store: option 'path' is required");
+  }
+  KEEL_ASSIGN_OR_RETURN(settings.block_cache_bytes,
+                        config.GetUint("block_cache_bytes", settings.block_cache_bytes));
+  KEEL_ASSIGN_OR_RETURN(
+      settings.write_buffer_bytes,
+      config.GetUint("write_buffer_bytes", settings.write_buffer_bytes, 64 * 1024, 1024 * kMiB));
+  std::string compression = config.GetString("compression", "snappy");
+  if (compression == "none") {
+    settings.compression = leveldb::kNoCompression;
+  } else if (compression != "snappy") {
+    return InvalidArgument(absl::StrCat("leveldb store: option 'compression' must be 'snappy' or ",
+                                        "'none', not '", compression, "'"));
+  }
+  KEEL_ASSIGN_OR_RETURN(settings.create_if_missing,
+                        config.GetBool("create_if_missing", settings.create_if_missing));
+  return settings;
+}
+
+absl::Status FromLevelDb(const leveldb::Status& status, absl::string_view path) {
+  if (status.ok()) return absl::OkStatus();
+  std::string message = absl::StrCat("leveldb store '", path, "': ", status.ToString());
+  if (status.IsNotFound()) return NotFound(message);
+  if (status.IsCorruption()) return absl::DataLossError(message);
+  if (status.IsIOError()) return absl::UnavailableError(message);
+  if (status.IsInvalidArgument()) return InvalidArgument(message);
+  if (status.IsNotSupportedError()) return absl::UnimplementedError(message);
+  return absl::InternalError(message);
+}
+
+absl::Status ClosedError() { return Closed("leveldb store is closed"); }
+
+leveldb::Slice ToSlice(absl::string_view s) { return leveldb::Slice(s.data(), s.size()); }
+absl::string_view ToView(const leveldb::Slice& s) { return absl::string_view(s.data(), s.size()); }
+
+// Iterates [start, limit) of a snapshot taken at construction. Keeps the
+// database alive until destroyed.
+class LevelDbIterator final : public StoreIterator {
+ public:
+  LevelDbIterator(std::shared_ptr<LevelDbStore::Handle> handle, const KeyRange& range)
+      : handle_(std::move(handle)), start_(range.start), limit_(range.limit) {
+    snapshot_ = handle_->db->GetSnapshot();
+    leveldb::ReadOptions options;
+    options.snapshot = snapshot_;
+    options.verify_checksums = true;
+    // Scans would evict the blocks that point reads keep hot.
+    options.fill_cache = false;
+    it_.reset(handle_->db->NewIterator(options));
+  }
+
+  ~LevelDbIterator() override {
+    it_.reset();  // Before the snapshot and the database go away.
+    handle_->db->ReleaseSnapshot(snapshot_);
+  }
+
+  void Seek(absl::string_view target) override {
+    it_->Seek(ToSlice(target < start_ ? absl::string_view(start_) : target));
+    Settle();
+  }
+
+  void SeekToLast() override {
+    if (limit_.empty()) {
+      it_->SeekToLast();
+    } else {
+      it_->Seek(ToSlice(limit_));
+      if (it_->Valid()) {
+        it_->Prev();
+      } else if (it_->status().ok()) {
+        it_->SeekToLast();
+      }
+    }
+    Settle();
+  }
+
+  bool Valid() const override { return valid_; }
+
+  void Next() override {
+    if (!valid_) return;
+    it_->Next();
+    Settle();
+  }
+
+  void Prev() override {
+    if (!valid_) return;
+    it_->Prev();
+    Settle();
+  }
+
+  absl::string_view key() const override { return ToView(it_->key()); }
+  absl::string_view value() const override { return ToView(it_->value()); }
+  absl::Status status() const override { return FromLevelDb(it_->status(), handle_->path); }
+
+ private:
+  void Settle() {
+    if (!it_->Valid()) {
+      valid_ = false;
+      return;
+    }
+    absl::string_view key = ToView(it_->key());
+    valid_ = key >= start_ && (limit_.empty() || key < limit_);
+  }
+
+  const std::shared_ptr<LevelDbStore::Handle> handle_;
+  const std::string start_;
+  const std::string limit_;
+  const leveldb::Snapshot* snapshot_ = nullptr;
+  std::unique_ptr<leveldb::Iterator> it_;
+  bool valid_ = false;
+};
+
+class LevelDbStoreFactory final : public StoreFactory {
+ public:
+  absl::string_view name() const override { return "leveldb"; }
+  absl::string_view description() const override {
+    return "LevelDB database in a directory (options: path, block_cache_bytes, "
+           "write_buffer_bytes, compression, create_if_missing)";
+  }
+  absl::StatusOr<std::unique_ptr<StateStore>> Open(const Config& config) const override {
+    KEEL_ASSIGN_OR_RETURN(std::unique_ptr<LevelDbStore> store, LevelDbStore::Open(config));
+    return std::unique_ptr<StateStore>(std::move(store));
+  }
+};
+
+}  // namespace
+
+absl::StatusOr<std::unique_ptr<LevelDbStore>> LevelDbStore::Open(const Config& config) {
+  KEEL_ASSIGN_OR_RETURN(Settings settings, ParseSettings(config));
+  auto handle = std::make_shared<Handle>();
+  handle->path = settings.path;
+  handle->filter_policy.reset(leveldb::NewBloomFilterPolicy(10));
+  handle->block_cache.reset(leveldb::NewLRUCache(settings.block_cache_bytes));
+
+  leveldb::Options options;
+  options.create_if_missing = settings.create_if_missing;
+  options.write_buffer_size = settings.write_buffer_bytes;
+  options.block_cache = handle->block_cache.get();
+  options.filter_policy = handle->filter_policy.get();
+  options.compression = settings.compression;
+  if (settings.create_if_missing) {
+    // LevelDB creates only the last path component; a missing parent is then
+    // reported by DB::Open below.
+    std::error_code ignored;
+    std::filesystem::create_directories(settings.path, ignored);
+  }
+  leveldb::DB* db = nullptr;
+  leveldb::Status status = leveldb::DB::Open(options, settings.path, &db);
+  if (!status.ok()) return FromLevelDb(status, settings.path);
+  handle->db.reset(db);
+  return std::unique_ptr<LevelDbStore>(new LevelDbStore(std::move(handle)));
+}
+
+LevelDbStore::LevelDbStore(std::shared_ptr<Handle> handle) : handle_(std::move(handle)) {}
+
+LevelDbStore::~LevelDbStore() { Close().IgnoreError(); }
+
+absl::StatusOr<std::shared_ptr<LevelDbStore::Handle>> LevelDbStore::Acquire() {
+  absl::MutexLock lock(&mu_);
+  if (handle_ == nullptr) return ClosedError();
+  return handle_;
+}
+
+absl::StatusOr<std::string> LevelDbStore::Get(absl::string_view key) {
+  KEEL_ASSIGN_OR_RETURN(std::shared_ptr<Handle> handle, Acquire());
+  leveldb::ReadOptions options;
+  options.verify_checksums = true;
+  std::string value;
+  leveldb::Status status = handle->db->Get(options, ToSlice(key), &value);
+  if (status.IsNotFound()) {
+    return NotFound(absl::StrCat("key not found: '", absl::CHexEscape(key.substr(0, 64)), "'"));
+  }
+  if (!status.ok()) return FromLevelDb(status, handle->path);
+  return value;
+}
+
+absl::Status LevelDbStore::Write(const WriteBatch& batch, const WriteOptions& options) {
+  KEEL_ASSIGN_OR_RETURN(std::shared_ptr<Handle> handle, Acquire());
+  leveldb::WriteBatch updates;
+  for (const WriteBatch::Op& op : batch.ops()) {
+    if (op.kind == WriteBatch::Op::Kind::kPut) {
+      updates.Put(op.key, op.value);
+    } else {
+      updates.Delete(op.key);
+    }
+  }
+  leveldb::WriteOptions write_options;
+  write_options.sync = options.sync;
+  return FromLevelDb(handle->db->Write(write_options, &updates), handle->path);
+}
+
+std::unique_ptr<StoreIterator> LevelDbStore::NewIterator(const KeyRange& range) {
+  absl::StatusOr<std::shared_ptr<Handle>> handle = Acquire();
+  if (!handle.ok()) return NewErrorIterator(handle.status());
+  return std::make_unique<LevelDbIterator>(*std::move(handle), range);
+}
+
+absl::StatusOr<uint64_t> LevelDbStore::ApproximateSize(const KeyRange& range) {
+  KEEL_ASSIGN_OR_RETURN(std::shared_ptr<Handle> handle, Acquire());
+  std::string limit = range.limit;
+  if (limit.empty()) {
+    // No upper bound: end just past the last key.
+    std::unique_ptr<leveldb::Iterator> it(handle->db->NewIterator(leveldb::ReadOptions()));
+    it->SeekToLast();
+    KEEL_RETURN_IF_ERROR(FromLevelDb(it->status(), handle->path));
+    if (!it->Valid()) return uint64_t{0};
+    limit = it->key().ToString();
+    limit.push_back('\0');
+  }
+  if (limit <= range.start) return uint64_t{0};
+  leveldb::Range leveldb_range(range.start, limit);
+  uint64_t size = 0;
+  handle->db->GetApproximateSizes(&leveldb_range, 1, &size);
+  return size;
+}
+
+absl::Status LevelDbStore::Close() {
+  std::shared_ptr<Handle> handle;
+  {
+    absl::MutexLock lock(&mu_);
+    handle = std::move(handle_);
+    handle_ = nullptr;
+  }
+  // Deletes the database here unless an iterator or a concurrent call still
+  // holds it; then the last of those deletes it.
+  handle.reset();
+  return absl::OkStatus();
+}
+
+}  // namespace keel
+
+KEEL_REGISTER_STORE(leveldb, ::keel::LevelDbStoreFactory)

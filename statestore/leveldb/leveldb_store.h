@@ -1,0 +1,71 @@
+// LevelDbStore: the "leveldb" StateStore, a LevelDB database in one
+// directory.
+//
+// Options (keel::Config):
+//   path                required; the database directory.
+//   block_cache_bytes   LRU cache of uncompressed blocks; default 8 MiB.
+//   write_buffer_bytes  memtable size before a flush to disk, 64 KiB..1 GiB;
+//                       default 4 MiB.
+//   compression         "snappy" (default) or "none".
+//   create_if_missing   default true; false makes Open fail when the
+//                       database does not exist.
+// Invalid options fail Open with kInvalidArgument naming the option. LevelDB
+// errors map to absl codes: NotFound -> kNotFound, Corruption -> kDataLoss,
+// IOError -> kUnavailable (also when another process holds the database
+// lock), InvalidArgument -> kInvalidArgument.
+//
+// Only one LevelDbStore (in any process) may have a directory open at a time.
+// Close() releases the database at once unless iterators are still alive: an
+// iterator keeps the database open until it is destroyed, so destroy
+// iterators before reopening the same path.
+//
+// Thread safety: all methods are safe to call concurrently; an iterator is
+// used by one thread at a time and reads the snapshot taken when it was made.
+#ifndef KEEL_STATESTORE_LEVELDB_LEVELDB_STORE_H_
+#define KEEL_STATESTORE_LEVELDB_LEVELDB_STORE_H_
+
+#include <cstdint>
+#include <memory>
+#include <string>
+
+#include "absl/base/thread_annotations.h"
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
+#include "absl/synchronization/mutex.h"
+#include "core/config.h"
+#include "statestore/state_store.h"
+
+namespace keel {
+
+class LevelDbStore final : public StateStore {
+ public:
+  static absl::StatusOr<std::unique_ptr<LevelDbStore>> Open(const Config& config);
+
+  ~LevelDbStore() override;  // Calls Close().
+  LevelDbStore(const LevelDbStore&) = delete;
+  LevelDbStore& operator=(const LevelDbStore&) = delete;
+
+  absl::StatusOr<std::string> Get(absl::string_view key) override;
+  absl::Status Write(const WriteBatch& batch, const WriteOptions& options) override;
+  std::unique_ptr<StoreIterator> NewIterator(const KeyRange& range) override;
+  // Counts only data already flushed to table files, not the memtable.
+  absl::StatusOr<uint64_t> ApproximateSize(const KeyRange& range) override;
+  absl::Status Close() override;
+
+  // The database (and the objects it uses); shared with live iterators.
+  struct Handle;
+
+ private:
+  explicit LevelDbStore(std::shared_ptr<Handle> handle);
+
+  // The open database, or kClosed.
+  absl::StatusOr<std::shared_ptr<Handle>> Acquire();
+
+  absl::Mutex mu_;
+  std::shared_ptr<Handle> handle_ ABSL_GUARDED_BY(mu_);  // Null once closed.
+};
+
+}  // namespace keel
+
+#endif  // KEEL_STATESTORE_LEVELDB_LEVELDB_STORE_H_

@@ -16,17 +16,17 @@ Clock* Clock::Real() {
 }
 
 absl::Time ManualClock::Now() const {
-  absl::MutexLock lock(&mu_);
+  MutexLock lock(&mu_);
   return now_;
 }
 
 void ManualClock::Advance(absl::Duration d) {
-  absl::MutexLock lock(&mu_);
+  MutexLock lock(&mu_);
   now_ += d;
 }
 
 void ManualClock::Set(absl::Time t) {
-  absl::MutexLock lock(&mu_);
+  MutexLock lock(&mu_);
   now_ = t;
 }
 

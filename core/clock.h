@@ -5,7 +5,7 @@
 #define KEEL_CORE_CLOCK_H_
 
 #include "absl/base/thread_annotations.h"
-#include "absl/synchronization/mutex.h"
+#include "core/mutex.h"
 #include "absl/time/time.h"
 
 namespace keel {
@@ -28,7 +28,7 @@ class ManualClock : public Clock {
   void Set(absl::Time t);
 
  private:
-  mutable absl::Mutex mu_;
+  mutable Mutex mu_;
   absl::Time now_ ABSL_GUARDED_BY(mu_);
 };
 

@@ -31,12 +31,12 @@ absl::StatusOr<std::vector<Receipt>> DriverBase::PublishBatch(absl::string_view 
   KEEL_RETURN_IF_ERROR(PrepareForPublish(stream, events, *context_.clock,
                                          context_.redactor.get(), limits_));
   {
-    absl::MutexLock lock(&mu_);
+    MutexLock lock(&mu_);
     if (closing_) return Closed("the bus is closed");
     ++in_flight_;
   }
   absl::StatusOr<std::vector<Receipt>> receipts = Append(stream, std::move(events));
-  absl::MutexLock lock(&mu_);
+  MutexLock lock(&mu_);
   --in_flight_;
   return receipts;
 }
@@ -47,11 +47,11 @@ absl::StatusOr<std::unique_ptr<Subscription>> DriverBase::Subscribe(
 }
 
 absl::Status DriverBase::Close(absl::Duration drain_timeout) {
-  absl::MutexLock lock(&mu_);
+  MutexLock lock(&mu_);
   if (closed_) return close_status_;
   closing_ = true;
   auto drained = [this]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) { return in_flight_ == 0; };
-  if (!mu_.AwaitWithTimeout(absl::Condition(&drained), drain_timeout)) {
+  if (!mu_.AwaitWithTimeout(drained, drain_timeout)) {
     return Unavailable(absl::StrCat(in_flight_, " publishes still in flight after ",
                                     absl::FormatDuration(drain_timeout)));
   }

@@ -18,7 +18,7 @@
 #include <vector>
 
 #include "absl/base/thread_annotations.h"
-#include "absl/synchronization/mutex.h"
+#include "core/mutex.h"
 #include "core/driver_factory.h"
 #include "core/event_bus.h"
 #include "core/fanout.h"
@@ -60,7 +60,7 @@ class DriverBase : public EventBus, public Replayer {
   const PublishLimits limits_;
   std::unique_ptr<FanOut> fanout_;
 
-  absl::Mutex mu_;
+  Mutex mu_;
   int in_flight_ ABSL_GUARDED_BY(mu_) = 0;
   bool closing_ ABSL_GUARDED_BY(mu_) = false;
   bool closed_ ABSL_GUARDED_BY(mu_) = false;

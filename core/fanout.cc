@@ -48,26 +48,26 @@ absl::Status ValidateOptions(const SubscribeOptions& options, bool can_replay) {
 // ---- FanOutHub ----
 
 absl::StatusOr<ReplayPage> FanOutHub::Replay(const ReplayRequest& request) {
-  absl::ReaderMutexLock lock(&replay_mu_);
+  ReaderMutexLock lock(&replay_mu_);
   if (replayer_ == nullptr) return Closed("the bus closed");
   return replayer_->Replay(request);
 }
 
 absl::StatusOr<StreamInfo> FanOutHub::Bounds(absl::string_view stream) {
-  absl::ReaderMutexLock lock(&replay_mu_);
+  ReaderMutexLock lock(&replay_mu_);
   if (replayer_ == nullptr) return Closed("the bus closed");
   return replayer_->Bounds(stream);
 }
 
 absl::Status FanOutHub::Add(const std::shared_ptr<SubscriptionState>& state) {
-  absl::MutexLock lock(&subs_mu_);
+  MutexLock lock(&subs_mu_);
   if (closed_) return Closed("the bus is closed");
   subs_[state->stream()].push_back(state);
   return absl::OkStatus();
 }
 
 void FanOutHub::Remove(const SubscriptionState* state) {
-  absl::MutexLock lock(&subs_mu_);
+  MutexLock lock(&subs_mu_);
   auto it = subs_.find(state->stream());
   if (it == subs_.end()) return;
   auto& list = it->second;
@@ -78,21 +78,21 @@ void FanOutHub::Remove(const SubscriptionState* state) {
 }
 
 void FanOutHub::Deliver(absl::string_view stream, absl::Span<const EventPtr> events) {
-  absl::ReaderMutexLock lock(&subs_mu_);
+  ReaderMutexLock lock(&subs_mu_);
   auto it = subs_.find(stream);
   if (it == subs_.end()) return;
   for (const auto& state : it->second) state->Offer(events);
 }
 
 bool FanOutHub::HasSubscribers(absl::string_view stream) const {
-  absl::ReaderMutexLock lock(&subs_mu_);
+  ReaderMutexLock lock(&subs_mu_);
   return subs_.contains(stream);
 }
 
 void FanOutHub::CloseAll() {
   absl::flat_hash_map<std::string, std::vector<std::shared_ptr<SubscriptionState>>> subs;
   {
-    absl::MutexLock lock(&subs_mu_);
+    MutexLock lock(&subs_mu_);
     closed_ = true;
     subs.swap(subs_);
   }
@@ -102,7 +102,7 @@ void FanOutHub::CloseAll() {
 }
 
 void FanOutHub::Detach() {
-  absl::MutexLock lock(&replay_mu_);
+  MutexLock lock(&replay_mu_);
   replayer_ = nullptr;
 }
 

@@ -14,7 +14,7 @@
 
 #include "absl/base/thread_annotations.h"
 #include "absl/container/flat_hash_map.h"
-#include "absl/synchronization/mutex.h"
+#include "core/mutex.h"
 #include "core/clock.h"
 #include "core/replayer.h"
 #include "core/subscription_impl.h"
@@ -48,12 +48,12 @@ class FanOutHub {
   const uint64_t epoch_;
   const bool can_replay_;
 
-  mutable absl::Mutex subs_mu_;
+  mutable Mutex subs_mu_;
   absl::flat_hash_map<std::string, std::vector<std::shared_ptr<SubscriptionState>>> subs_
       ABSL_GUARDED_BY(subs_mu_);
   bool closed_ ABSL_GUARDED_BY(subs_mu_) = false;
 
-  absl::Mutex replay_mu_;
+  Mutex replay_mu_;
   Replayer* replayer_ ABSL_GUARDED_BY(replay_mu_);
 };
 

@@ -40,17 +40,17 @@ std::shared_ptr<Logger> Logger::Default() {
 }
 
 void CapturingLogger::Log(LogLevel level, absl::string_view message) {
-  absl::MutexLock lock(&mu_);
+  MutexLock lock(&mu_);
   lines_.push_back(Line{level, std::string(message)});
 }
 
 std::vector<CapturingLogger::Line> CapturingLogger::lines() const {
-  absl::MutexLock lock(&mu_);
+  MutexLock lock(&mu_);
   return lines_;
 }
 
 bool CapturingLogger::Contains(LogLevel level, absl::string_view fragment) const {
-  absl::MutexLock lock(&mu_);
+  MutexLock lock(&mu_);
   for (const Line& line : lines_) {
     if (line.level == level && absl::StrContains(line.message, fragment)) return true;
   }

@@ -13,7 +13,7 @@
 #include <vector>
 
 #include "absl/base/thread_annotations.h"
-#include "absl/synchronization/mutex.h"
+#include "core/mutex.h"
 
 namespace keel {
 
@@ -45,7 +45,7 @@ class CapturingLogger : public Logger {
   bool Contains(LogLevel level, absl::string_view fragment) const;
 
  private:
-  mutable absl::Mutex mu_;
+  mutable Mutex mu_;
   std::vector<Line> lines_ ABSL_GUARDED_BY(mu_);
 };
 

@@ -23,7 +23,7 @@
 #include "absl/status/statusor.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
-#include "absl/synchronization/mutex.h"
+#include "core/mutex.h"
 #include "core/errors.h"
 
 namespace keel {
@@ -37,7 +37,7 @@ class Registry {
   absl::Status Register(std::shared_ptr<Factory> factory) {
     std::string name(factory->name());
     if (name.empty()) return InvalidArgument(absl::StrCat(kind_, " name must not be empty"));
-    absl::MutexLock lock(&mu_);
+    MutexLock lock(&mu_);
     if (!factories_.emplace(name, std::move(factory)).second) {
       return MakeError(ErrorKind::kConflict,
                        absl::StrCat(kind_, " '", name, "' is already registered"));
@@ -46,7 +46,7 @@ class Registry {
   }
 
   absl::StatusOr<std::shared_ptr<Factory>> Find(absl::string_view name) const {
-    absl::MutexLock lock(&mu_);
+    MutexLock lock(&mu_);
     auto it = factories_.find(std::string(name));
     if (it != factories_.end()) return it->second;
     return NotFound(absl::StrCat("unknown ", kind_, " '", name, "'; registered: ",
@@ -54,7 +54,7 @@ class Registry {
   }
 
   std::vector<std::string> RegisteredNames() const {
-    absl::MutexLock lock(&mu_);
+    MutexLock lock(&mu_);
     std::vector<std::string> names;
     for (const auto& [name, factory] : factories_) names.push_back(name);
     return names;  // std::map keeps them sorted.
@@ -66,13 +66,13 @@ class Registry {
    public:
     ScopedOverride(Registry& registry, std::shared_ptr<Factory> factory)
         : registry_(registry), name_(factory->name()) {
-      absl::MutexLock lock(&registry_.mu_);
+      MutexLock lock(&registry_.mu_);
       auto it = registry_.factories_.find(name_);
       if (it != registry_.factories_.end()) previous_ = it->second;
       registry_.factories_[name_] = std::move(factory);
     }
     ~ScopedOverride() {
-      absl::MutexLock lock(&registry_.mu_);
+      MutexLock lock(&registry_.mu_);
       if (previous_) {
         registry_.factories_[name_] = std::move(previous_);
       } else {
@@ -96,7 +96,7 @@ class Registry {
   }
 
   const std::string kind_;
-  mutable absl::Mutex mu_;
+  mutable Mutex mu_;
   std::map<std::string, std::shared_ptr<Factory>> factories_ ABSL_GUARDED_BY(mu_);
 };
 

@@ -40,7 +40,7 @@ SubscriptionState::SubscriptionState(SubscribeOptions options, std::weak_ptr<Fan
 
 void SubscriptionState::Offer(absl::Span<const EventPtr> events) {
   {
-    absl::MutexLock lock(&mu_);
+    MutexLock lock(&mu_);
     if (closed_ || cancelled_ || !failure_.ok()) return;
     const size_t queued_before = queue_.size();
     const uint64_t last_before = last_;
@@ -128,7 +128,7 @@ absl::StatusOr<std::vector<EventPtr>> SubscriptionState::Poll(size_t max) {
   bool again = false;
   absl::StatusOr<std::vector<EventPtr>> result;
   {
-    absl::MutexLock lock(&mu_);
+    MutexLock lock(&mu_);
     if (cancelled_) return Closed("subscription cancelled");
     if (!failure_.ok()) return failure_;
     std::vector<EventPtr> events;
@@ -189,7 +189,7 @@ absl::StatusOr<std::vector<EventPtr>> SubscriptionState::Next(size_t max, absl::
   while (true) {
     absl::StatusOr<std::vector<EventPtr>> events = Poll(max);
     if (!events.ok() || !events->empty()) return events;
-    absl::MutexLock lock(&mu_);
+    MutexLock lock(&mu_);
     while (!Readable(clock_->Now())) {
       absl::Time wake_at = dropped_.empty() ? deadline
                                             : std::min(deadline, absl::Now() + kNoticePollInterval);
@@ -202,7 +202,7 @@ absl::StatusOr<std::vector<EventPtr>> SubscriptionState::Next(size_t max, absl::
 
 void SubscriptionState::Anchor(uint64_t start_after) {
   {
-    absl::MutexLock lock(&mu_);
+    MutexLock lock(&mu_);
     anchored_ = true;
     last_ = position_ = start_after;
     changed_.SignalAll();
@@ -212,7 +212,7 @@ void SubscriptionState::Anchor(uint64_t start_after) {
 
 void SubscriptionState::Close() {
   {
-    absl::MutexLock lock(&mu_);
+    MutexLock lock(&mu_);
     closed_ = true;
     changed_.SignalAll();
   }
@@ -220,7 +220,7 @@ void SubscriptionState::Close() {
 }
 
 void SubscriptionState::Cancel() {
-  absl::MutexLock lock(&mu_);
+  MutexLock lock(&mu_);
   cancelled_ = true;
   queue_.clear();
   wakeup_.reset();
@@ -228,21 +228,21 @@ void SubscriptionState::Cancel() {
 }
 
 void SubscriptionState::SetWakeup(std::function<void()> wakeup) {
-  absl::MutexLock lock(&mu_);
+  MutexLock lock(&mu_);
   wakeup_ = wakeup ? std::make_shared<std::function<void()>>(std::move(wakeup)) : nullptr;
 }
 
 void SubscriptionState::Wake() {
   std::shared_ptr<std::function<void()>> wakeup;
   {
-    absl::MutexLock lock(&mu_);
+    MutexLock lock(&mu_);
     wakeup = wakeup_;
   }
   if (wakeup) (*wakeup)();
 }
 
 Cursor SubscriptionState::position() const {
-  absl::MutexLock lock(&mu_);
+  MutexLock lock(&mu_);
   return Cursor::For(options_.stream, epoch_, position_);
 }
 

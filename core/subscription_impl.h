@@ -20,7 +20,7 @@
 #include <vector>
 
 #include "absl/base/thread_annotations.h"
-#include "absl/synchronization/mutex.h"
+#include "core/mutex.h"
 #include "absl/types/span.h"
 #include "core/clock.h"
 #include "core/subscription.h"
@@ -71,8 +71,8 @@ class SubscriptionState {
   Clock* const clock_;
   const bool can_replay_;
 
-  mutable absl::Mutex mu_;
-  absl::CondVar changed_;
+  mutable Mutex mu_;
+  CondVar changed_;
   Mode mode_ ABSL_GUARDED_BY(mu_) = Mode::kCatchUp;
   bool anchored_ ABSL_GUARDED_BY(mu_) = false;
   uint64_t last_ ABSL_GUARDED_BY(mu_) = 0;         // Last sequence taken in (queued/skipped).

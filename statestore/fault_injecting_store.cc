@@ -55,7 +55,7 @@ FaultInjectingStore::FaultInjectingStore(StateStore* base) : base_(base) {}
 absl::StatusOr<std::string> FaultInjectingStore::Get(absl::string_view key) {
   bool corrupt = false;
   {
-    absl::MutexLock lock(&mu_);
+    MutexLock lock(&mu_);
     if (closed_) return ClosedError();
     corrupt = corrupt_keys_ != nullptr && corrupt_keys_->contains(key);
   }
@@ -83,7 +83,7 @@ absl::StatusOr<std::vector<FaultInjectingStore::Prior>> FaultInjectingStore::Rea
 }
 
 absl::Status FaultInjectingStore::Write(const WriteBatch& batch, const WriteOptions& options) {
-  absl::MutexLock lock(&mu_);
+  MutexLock lock(&mu_);
   if (closed_) return ClosedError();
   ++write_calls_;
   if (fail_call_ != 0 && write_calls_ == fail_call_) {
@@ -112,7 +112,7 @@ absl::Status FaultInjectingStore::Write(const WriteBatch& batch, const WriteOpti
 std::unique_ptr<StoreIterator> FaultInjectingStore::NewIterator(const KeyRange& range) {
   std::shared_ptr<const KeySet> corrupt;
   {
-    absl::MutexLock lock(&mu_);
+    MutexLock lock(&mu_);
     if (closed_) return NewErrorIterator(ClosedError());
     corrupt = corrupt_keys_;
   }
@@ -121,38 +121,38 @@ std::unique_ptr<StoreIterator> FaultInjectingStore::NewIterator(const KeyRange& 
 
 absl::StatusOr<uint64_t> FaultInjectingStore::ApproximateSize(const KeyRange& range) {
   {
-    absl::MutexLock lock(&mu_);
+    MutexLock lock(&mu_);
     if (closed_) return ClosedError();
   }
   return base_->ApproximateSize(range);
 }
 
 absl::Status FaultInjectingStore::Close() {
-  absl::MutexLock lock(&mu_);
+  MutexLock lock(&mu_);
   closed_ = true;
   return absl::OkStatus();
 }
 
 void FaultInjectingStore::FailNthWrite(int n, absl::Status status) {
-  absl::MutexLock lock(&mu_);
+  MutexLock lock(&mu_);
   fail_call_ = write_calls_ + static_cast<uint64_t>(n < 1 ? 1 : n);
   fail_call_status_ = std::move(status);
 }
 
 void FaultInjectingStore::FailWritesAfter(int n, absl::Status status) {
-  absl::MutexLock lock(&mu_);
+  MutexLock lock(&mu_);
   successes_left_ = static_cast<uint64_t>(n < 0 ? 0 : n);
   fail_after_status_ = std::move(status);
 }
 
 void FaultInjectingStore::ClearWriteFaults() {
-  absl::MutexLock lock(&mu_);
+  MutexLock lock(&mu_);
   fail_call_ = 0;
   successes_left_.reset();
 }
 
 void FaultInjectingStore::CorruptReadsOf(absl::string_view key) {
-  absl::MutexLock lock(&mu_);
+  MutexLock lock(&mu_);
   auto keys = corrupt_keys_ != nullptr ? std::make_shared<KeySet>(*corrupt_keys_)
                                        : std::make_shared<KeySet>();
   keys->emplace(key);
@@ -160,12 +160,12 @@ void FaultInjectingStore::CorruptReadsOf(absl::string_view key) {
 }
 
 void FaultInjectingStore::ClearCorruptReads() {
-  absl::MutexLock lock(&mu_);
+  MutexLock lock(&mu_);
   corrupt_keys_.reset();
 }
 
 absl::Status FaultInjectingStore::SimulateCrash() {
-  absl::MutexLock lock(&mu_);
+  MutexLock lock(&mu_);
   // Newest first, so that a key ends up with its value before the oldest
   // unsynced write.
   std::map<std::string, std::optional<std::string>> restore;
@@ -187,17 +187,17 @@ absl::Status FaultInjectingStore::SimulateCrash() {
 }
 
 void FaultInjectingStore::Reopen() {
-  absl::MutexLock lock(&mu_);
+  MutexLock lock(&mu_);
   closed_ = false;
 }
 
 uint64_t FaultInjectingStore::writes() const {
-  absl::MutexLock lock(&mu_);
+  MutexLock lock(&mu_);
   return writes_;
 }
 
 uint64_t FaultInjectingStore::synced_writes() const {
-  absl::MutexLock lock(&mu_);
+  MutexLock lock(&mu_);
   return synced_writes_;
 }
 

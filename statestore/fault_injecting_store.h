@@ -40,7 +40,7 @@
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
-#include "absl/synchronization/mutex.h"
+#include "core/mutex.h"
 #include "statestore/state_store.h"
 
 namespace keel {
@@ -100,7 +100,7 @@ class FaultInjectingStore final : public StateStore {
   std::unique_ptr<StateStore> owned_base_;
   StateStore* const base_;
 
-  mutable absl::Mutex mu_;
+  mutable Mutex mu_;
   bool closed_ ABSL_GUARDED_BY(mu_) = false;
   uint64_t write_calls_ ABSL_GUARDED_BY(mu_) = 0;
   uint64_t writes_ ABSL_GUARDED_BY(mu_) = 0;

@@ -58,10 +58,10 @@ class DurableBus final : public DriverBase {
   const uint64_t epoch_;
   durable::GroupCommitter committer_;
 
-  mutable absl::Mutex heads_mu_;
+  mutable Mutex heads_mu_;
   absl::flat_hash_map<std::string, Head> heads_ ABSL_GUARDED_BY(heads_mu_);
 
-  absl::Mutex sync_mu_;
+  Mutex sync_mu_;
   absl::Time last_sync_ ABSL_GUARDED_BY(sync_mu_) = absl::InfinitePast();
   bool dirty_ ABSL_GUARDED_BY(sync_mu_) = false;  // Unsynced writes exist.
   bool stopping_ ABSL_GUARDED_BY(sync_mu_) = false;
@@ -69,7 +69,7 @@ class DurableBus final : public DriverBase {
 };
 
 Head DurableBus::CurrentHead(absl::string_view stream) const {
-  absl::ReaderMutexLock lock(&heads_mu_);
+  ReaderMutexLock lock(&heads_mu_);
   auto it = heads_.find(stream);
   return it == heads_.end() ? Head{} : it->second;
 }
@@ -133,7 +133,7 @@ absl::Status DurableBus::Commit(absl::Span<PendingAppend* const> group) {
     return status;
   }
   {
-    absl::MutexLock lock(&heads_mu_);
+    MutexLock lock(&heads_mu_);
     for (const auto& [stream, head] : staged) heads_[stream] = head;
   }
   // Still the only committer: deliveries leave in sequence order per stream.
@@ -150,7 +150,7 @@ bool DurableBus::SyncThisWrite() {
     case SyncMode::kInterval:
       break;
   }
-  absl::MutexLock lock(&sync_mu_);
+  MutexLock lock(&sync_mu_);
   absl::Time now = absl::Now();
   if (now - last_sync_ >= options_.sync_interval) {
     last_sync_ = now;
@@ -164,9 +164,10 @@ bool DurableBus::SyncThisWrite() {
 // kInterval: makes sure unsynced writes reach the disk within one interval
 // even when no further publish comes to carry the sync.
 void DurableBus::SyncLoop() {
-  absl::MutexLock lock(&sync_mu_);
+  MutexLock lock(&sync_mu_);
   while (!stopping_) {
-    sync_mu_.AwaitWithTimeout(absl::Condition(&stopping_), options_.sync_interval);
+    sync_mu_.AwaitWithTimeout([this]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(sync_mu_) { return stopping_; },
+                             options_.sync_interval);
     if (!dirty_ || absl::Now() - last_sync_ < options_.sync_interval) continue;
     dirty_ = false;
     last_sync_ = absl::Now();
@@ -218,7 +219,7 @@ absl::StatusOr<std::vector<StreamInfo>> DurableBus::ListStreams(absl::string_vie
                                                                 size_t limit) {
   std::vector<StreamInfo> infos;
   {
-    absl::ReaderMutexLock lock(&heads_mu_);
+    ReaderMutexLock lock(&heads_mu_);
     for (const auto& [stream, head] : heads_) {
       if (absl::StartsWith(stream, prefix)) infos.push_back(InfoOf(stream, head));
     }
@@ -231,7 +232,7 @@ absl::StatusOr<std::vector<StreamInfo>> DurableBus::ListStreams(absl::string_vie
 
 absl::Status DurableBus::OnClose() {
   {
-    absl::MutexLock lock(&sync_mu_);
+    MutexLock lock(&sync_mu_);
     stopping_ = true;
   }
   if (syncer_.joinable()) syncer_.join();

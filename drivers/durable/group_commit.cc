@@ -3,7 +3,7 @@
 namespace keel::durable {
 
 absl::Status GroupCommitter::Submit(PendingAppend& append) {
-  absl::MutexLock lock(&mu_);
+  MutexLock lock(&mu_);
   queue_.push_back(&append);
   while (!append.done && queue_.front() != &append) append.turn.Wait(&mu_);
   if (append.done) return append.status;
@@ -30,7 +30,7 @@ absl::Status GroupCommitter::Submit(PendingAppend& append) {
 }
 
 size_t GroupCommitter::queued() const {
-  absl::MutexLock lock(&mu_);
+  MutexLock lock(&mu_);
   return queue_.size();
 }
 

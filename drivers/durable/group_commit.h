@@ -20,7 +20,7 @@
 #include "absl/base/thread_annotations.h"
 #include "absl/status/status.h"
 #include "absl/strings/string_view.h"
-#include "absl/synchronization/mutex.h"
+#include "core/mutex.h"
 #include "absl/types/span.h"
 #include "core/event.h"
 
@@ -37,7 +37,7 @@ struct PendingAppend {
   // Owned by GroupCommitter.
   absl::Status status;
   bool done = false;
-  absl::CondVar turn;
+  CondVar turn;
 };
 
 class GroupCommitter {
@@ -56,7 +56,7 @@ class GroupCommitter {
  private:
   const size_t max_group_bytes_;
   const CommitFn commit_;
-  mutable absl::Mutex mu_;
+  mutable Mutex mu_;
   std::deque<PendingAppend*> queue_ ABSL_GUARDED_BY(mu_);
 };
 

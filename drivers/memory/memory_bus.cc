@@ -34,7 +34,7 @@ class MemoryBus final : public DriverBase {
 
  private:
   struct Ring {
-    mutable absl::Mutex mu;
+    mutable Mutex mu;
     std::deque<EventPtr> events ABSL_GUARDED_BY(mu);
     uint64_t first ABSL_GUARDED_BY(mu) = 1;  // Sequence of events.front().
     uint64_t next ABSL_GUARDED_BY(mu) = 1;   // Sequence the next event gets.
@@ -54,19 +54,19 @@ class MemoryBus final : public DriverBase {
 
   const MemoryRingLimits limits_;
   const uint64_t epoch_;
-  mutable absl::Mutex rings_mu_;
+  mutable Mutex rings_mu_;
   absl::flat_hash_map<std::string, std::unique_ptr<Ring>> rings_ ABSL_GUARDED_BY(rings_mu_);
 };
 
 MemoryBus::Ring* MemoryBus::FindRing(absl::string_view stream) const {
-  absl::ReaderMutexLock lock(&rings_mu_);
+  ReaderMutexLock lock(&rings_mu_);
   auto it = rings_.find(stream);
   return it == rings_.end() ? nullptr : it->second.get();
 }
 
 MemoryBus::Ring& MemoryBus::FindOrAddRing(absl::string_view stream) {
   if (Ring* ring = FindRing(stream)) return *ring;
-  absl::MutexLock lock(&rings_mu_);
+  MutexLock lock(&rings_mu_);
   auto& slot = rings_[stream];
   if (!slot) slot = std::make_unique<Ring>();
   return *slot;
@@ -101,7 +101,7 @@ absl::StatusOr<std::vector<Receipt>> MemoryBus::Append(absl::string_view stream,
   std::vector<EventPtr> stored;
   receipts.reserve(events.size());
   stored.reserve(events.size());
-  absl::MutexLock lock(&ring.mu);
+  MutexLock lock(&ring.mu);
   for (Event& event : events) {
     event.sequence = ring.next++;
     receipts.push_back(MakeReceipt(event));
@@ -123,7 +123,7 @@ absl::StatusOr<StreamInfo> MemoryBus::Bounds(absl::string_view stream) {
     info.head = Cursor::For(stream, epoch_, 0);
     return info;
   }
-  absl::ReaderMutexLock lock(&ring->mu);
+  ReaderMutexLock lock(&ring->mu);
   return InfoLocked(stream, *ring);
 }
 
@@ -132,7 +132,7 @@ absl::StatusOr<ReplayPage> MemoryBus::Replay(const ReplayRequest& request) {
   Ring empty;
   Ring* ring = FindRing(request.stream);
   if (ring == nullptr) ring = &empty;
-  absl::ReaderMutexLock lock(&ring->mu);
+  ReaderMutexLock lock(&ring->mu);
   StreamInfo info = InfoLocked(request.stream, *ring);
   KEEL_ASSIGN_OR_RETURN(uint64_t after, ResolvePosition(request.after, info, epoch_));
   KEEL_ASSIGN_OR_RETURN(uint64_t end, ResolveUntil(request, info, epoch_));
@@ -154,7 +154,7 @@ absl::StatusOr<std::vector<StreamInfo>> MemoryBus::ListStreams(absl::string_view
                                                                size_t limit) {
   std::vector<std::pair<std::string, Ring*>> matches;
   {
-    absl::ReaderMutexLock lock(&rings_mu_);
+    ReaderMutexLock lock(&rings_mu_);
     for (const auto& [name, ring] : rings_) {
       if (absl::StartsWith(name, prefix)) matches.emplace_back(name, ring.get());
     }
@@ -163,7 +163,7 @@ absl::StatusOr<std::vector<StreamInfo>> MemoryBus::ListStreams(absl::string_view
   if (matches.size() > limit) matches.resize(limit);
   std::vector<StreamInfo> infos;
   for (const auto& [name, ring] : matches) {
-    absl::ReaderMutexLock lock(&ring->mu);
+    ReaderMutexLock lock(&ring->mu);
     infos.push_back(InfoLocked(name, *ring));
   }
   return infos;

@@ -201,7 +201,7 @@ LevelDbStore::LevelDbStore(std::shared_ptr<Handle> handle) : handle_(std::move(h
 LevelDbStore::~LevelDbStore() { Close().IgnoreError(); }
 
 absl::StatusOr<std::shared_ptr<LevelDbStore::Handle>> LevelDbStore::Acquire() {
-  absl::MutexLock lock(&mu_);
+  MutexLock lock(&mu_);
   if (handle_ == nullptr) return ClosedError();
   return handle_;
 }
@@ -262,7 +262,7 @@ absl::StatusOr<uint64_t> LevelDbStore::ApproximateSize(const KeyRange& range) {
 absl::Status LevelDbStore::Close() {
   std::shared_ptr<Handle> handle;
   {
-    absl::MutexLock lock(&mu_);
+    MutexLock lock(&mu_);
     handle = std::move(handle_);
     handle_ = nullptr;
   }

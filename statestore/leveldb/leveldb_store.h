@@ -32,7 +32,7 @@
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
-#include "absl/synchronization/mutex.h"
+#include "core/mutex.h"
 #include "core/config.h"
 #include "statestore/state_store.h"
 
@@ -62,7 +62,7 @@ class LevelDbStore final : public StateStore {
   // The open database, or kClosed.
   absl::StatusOr<std::shared_ptr<Handle>> Acquire();
 
-  absl::Mutex mu_;
+  Mutex mu_;
   std::shared_ptr<Handle> handle_ ABSL_GUARDED_BY(mu_);  // Null once closed.
 };
 

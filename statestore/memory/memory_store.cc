@@ -60,7 +60,7 @@ class MemoryStoreFactory final : public StoreFactory {
 }  // namespace
 
 absl::StatusOr<std::string> MemoryStore::Get(absl::string_view key) {
-  absl::MutexLock lock(&mu_);
+  MutexLock lock(&mu_);
   if (closed_) return ClosedError();
   auto it = entries_.find(key);
   if (it == entries_.end()) {
@@ -70,7 +70,7 @@ absl::StatusOr<std::string> MemoryStore::Get(absl::string_view key) {
 }
 
 absl::Status MemoryStore::Write(const WriteBatch& batch, const WriteOptions& options) {
-  absl::MutexLock lock(&mu_);
+  MutexLock lock(&mu_);
   if (closed_) return ClosedError();
   for (const WriteBatch::Op& op : batch.ops()) {
     if (op.kind == WriteBatch::Op::Kind::kPut) {
@@ -86,7 +86,7 @@ absl::Status MemoryStore::Write(const WriteBatch& batch, const WriteOptions& opt
 std::unique_ptr<StoreIterator> MemoryStore::NewIterator(const KeyRange& range) {
   SnapshotIterator::Entries copy;
   {
-    absl::MutexLock lock(&mu_);
+    MutexLock lock(&mu_);
     if (closed_) return NewErrorIterator(ClosedError());
     for (auto it = entries_.lower_bound(range.start);
          it != entries_.end() && (range.limit.empty() || it->first < range.limit); ++it) {
@@ -97,7 +97,7 @@ std::unique_ptr<StoreIterator> MemoryStore::NewIterator(const KeyRange& range) {
 }
 
 absl::StatusOr<uint64_t> MemoryStore::ApproximateSize(const KeyRange& range) {
-  absl::MutexLock lock(&mu_);
+  MutexLock lock(&mu_);
   if (closed_) return ClosedError();
   uint64_t bytes = 0;
   for (auto it = entries_.lower_bound(range.start);
@@ -108,7 +108,7 @@ absl::StatusOr<uint64_t> MemoryStore::ApproximateSize(const KeyRange& range) {
 }
 
 absl::Status MemoryStore::Close() {
-  absl::MutexLock lock(&mu_);
+  MutexLock lock(&mu_);
   closed_ = true;
   entries_.clear();
   return absl::OkStatus();

@@ -23,7 +23,7 @@
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
-#include "absl/synchronization/mutex.h"
+#include "core/mutex.h"
 #include "statestore/state_store.h"
 
 namespace keel {
@@ -42,7 +42,7 @@ class MemoryStore final : public StateStore {
  private:
   using Map = std::map<std::string, std::string, std::less<>>;
 
-  absl::Mutex mu_;
+  Mutex mu_;
   Map entries_ ABSL_GUARDED_BY(mu_);
   bool closed_ ABSL_GUARDED_BY(mu_) = false;
 };

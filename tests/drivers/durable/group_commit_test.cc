@@ -7,18 +7,18 @@
 
 #include <thread>
 
-#include "absl/synchronization/notification.h"
+#include "core/mutex.h"
 
 namespace keel::durable {
 namespace {
 
 TEST(GroupCommitTest, AppendsQueuedDuringACommitShareTheNextCommit) {
-  absl::Notification first_started, release_first;
-  absl::Mutex mu;
+  Notification first_started, release_first;
+  Mutex mu;
   std::vector<size_t> group_sizes;
   GroupCommitter committer(1 << 20, [&](absl::Span<PendingAppend* const> group) {
     {
-      absl::MutexLock lock(&mu);
+      MutexLock lock(&mu);
       group_sizes.push_back(group.size());
     }
     if (!first_started.HasBeenNotified()) {
@@ -53,12 +53,12 @@ TEST(GroupCommitTest, EveryMemberGetsTheGroupError) {
 }
 
 TEST(GroupCommitTest, ByteBudgetSplitsGroups) {
-  absl::Notification first_started, release_first;
+  Notification first_started, release_first;
   std::vector<size_t> group_sizes;
-  absl::Mutex mu;
+  Mutex mu;
   GroupCommitter committer(100, [&](absl::Span<PendingAppend* const> group) {
     {
-      absl::MutexLock lock(&mu);
+      MutexLock lock(&mu);
       group_sizes.push_back(group.size());
     }
     if (!first_started.HasBeenNotified()) {

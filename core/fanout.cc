@@ -27,6 +27,7 @@ class SubscriptionHandle : public Subscription {
     if (std::shared_ptr<FanOutHub> hub = hub_.lock()) hub->Remove(state_.get());
   }
   Cursor position() const override { return state_->position(); }
+  uint64_t catch_up_reads() const override { return state_->catch_up_reads(); }
 
  private:
   const std::shared_ptr<SubscriptionState> state_;

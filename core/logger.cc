@@ -15,6 +15,9 @@ class SpdLogger : public Logger {
     spdlog::default_logger_raw()->log(ToSpd(level), "{}",
                                      std::string_view(message.data(), message.size()));
   }
+  bool Enabled(LogLevel level) const override {
+    return spdlog::default_logger_raw()->should_log(ToSpd(level));
+  }
 
  private:
   static spdlog::level::level_enum ToSpd(LogLevel level) {

@@ -23,6 +23,8 @@ class Logger {
  public:
   virtual ~Logger() = default;
   virtual void Log(LogLevel level, absl::string_view message) = 0;
+  // False when `level` would be dropped: lets callers skip building messages.
+  virtual bool Enabled(LogLevel level) const { return true; }
 
   void Debug(absl::string_view m) { Log(LogLevel::kDebug, m); }
   void Info(absl::string_view m) { Log(LogLevel::kInfo, m); }

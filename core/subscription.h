@@ -83,6 +83,9 @@ class Subscription {
 
   // Cursor at the last sequence handed to the reader (or skipped by its filter).
   virtual Cursor position() const = 0;
+
+  // Pages read from the Replayer so far (follow start and overflow catch-up).
+  virtual uint64_t catch_up_reads() const = 0;
 };
 
 }  // namespace keel

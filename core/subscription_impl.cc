@@ -160,6 +160,7 @@ absl::StatusOr<std::vector<EventPtr>> SubscriptionState::CatchUp(size_t max) {
   request.filter = options_.filter;
 
   reading_ = true;
+  ++catch_up_reads_;
   mu_.Unlock();
   std::shared_ptr<FanOutHub> hub = hub_.lock();
   absl::StatusOr<ReplayPage> page =
@@ -239,6 +240,11 @@ void SubscriptionState::Wake() {
     wakeup = wakeup_;
   }
   if (wakeup) (*wakeup)();
+}
+
+uint64_t SubscriptionState::catch_up_reads() const {
+  MutexLock lock(&mu_);
+  return catch_up_reads_;
 }
 
 Cursor SubscriptionState::position() const {

@@ -53,6 +53,7 @@ class SubscriptionState {
   void SetWakeup(std::function<void()> wakeup);
   void Cancel();
   Cursor position() const;
+  uint64_t catch_up_reads() const;
 
  private:
   enum class Mode { kLive, kCatchUp };
@@ -84,6 +85,7 @@ class SubscriptionState {
   bool closed_ ABSL_GUARDED_BY(mu_) = false;
   bool cancelled_ ABSL_GUARDED_BY(mu_) = false;
   bool reading_ ABSL_GUARDED_BY(mu_) = false;  // A catch-up read is in flight.
+  uint64_t catch_up_reads_ ABSL_GUARDED_BY(mu_) = 0;
   absl::Status failure_ ABSL_GUARDED_BY(mu_);
   std::shared_ptr<std::function<void()>> wakeup_ ABSL_GUARDED_BY(mu_);
 };

@@ -61,6 +61,18 @@ HttpResponse Api::Handle(const HttpRequest& request) {
 HttpResponse Api::Route(const HttpRequest& request) {
   const auto& s = request.segments;
   const std::string& method = request.method;
+  if (method == "OPTIONS" && !s.empty() && s[0] == "v1") {
+    // CORS preflight (e.g. a browser POSTing application/json). The session
+    // adds Access-Control-Allow-Origin (--cors-origin) to every response.
+    HttpResponse response;
+    response.status = 204;
+    response.headers = {
+        {"Access-Control-Allow-Methods", "GET, POST, PUT, OPTIONS"},
+        {"Access-Control-Allow-Headers",
+         "Content-Type, Idempotency-Key, Last-Event-ID, Keel-Expected-Last-Sequence"},
+        {"Access-Control-Max-Age", "600"}};
+    return response;
+  }
   if (s.size() == 1 && (s[0] == "healthz" || s[0] == "readyz" || s[0] == "metrics")) {
     if (method != "GET") return MethodNotAllowed("GET");
     if (s[0] == "healthz") return Json(200, "{\"status\":\"ok\"}");
@@ -87,7 +99,7 @@ HttpResponse Api::Route(const HttpRequest& request) {
 
 HttpResponse Api::Publish(const std::string& stream, const HttpRequest& request) {
   const absl::Time start = absl::Now();
-  if (!absl::StartsWith(request.Header("content-type"), kJsonContentType)) {
+  if (!absl::StartsWithIgnoreCase(request.Header("content-type"), kJsonContentType)) {
     return ErrorResponse(415, "unsupported_media_type",
                          "publish bodies must be application/json");
   }
@@ -167,6 +179,7 @@ HttpResponse Api::Error(const absl::Status& status, const std::string& stream) c
     details = absl::StrCat("\"requested\":\"",
                            Cursor::For(stream, epoch, gap->requested_after).Encode(),
                            "\",\"oldest\":\"", Cursor::For(stream, epoch, gap->oldest).Encode(),
+                           "\",\"resume\":\"", Cursor::For(stream, epoch, gap->oldest - 1).Encode(),
                            "\",\"oldestSequence\":", gap->oldest, ",\"missed\":", gap->missed());
   } else if (std::optional<ConflictInfo> conflict = GetConflict(status)) {
     details = absl::StrCat("\"expected\":", conflict->expected, ",\"actual\":", conflict->actual);

@@ -34,6 +34,7 @@ HttpErrorCode ToHttpErrorCode(const absl::Status& status) {
       break;
   }
   if (status.code() == absl::StatusCode::kUnavailable) return {503, "unavailable"};
+  if (status.code() == absl::StatusCode::kUnimplemented) return {501, "unimplemented"};
   return {500, "internal"};
 }
 

@@ -66,11 +66,13 @@ class HttpSession : public std::enable_shared_from_this<HttpSession> {
                     absl::StrCat("request body exceeds ", state_->options.body_limit, " bytes"));
     }
     if (ec == http::error::header_limit) {
-      return Reject(431, "invalid_argument", "request headers are too large");
+      return Reject(431, "headers_too_large", "request headers are too large");
     }
     if (ec) return Close();  // EOF, timeout, reset or unparsable request.
     http::request<http::string_body> raw = parser_->release();
     keep_alive_ = raw.keep_alive();
+    started_ = absl::Now();
+    request_line_ = std::string(raw.method_string()) + " " + std::string(raw.target());
     absl::StatusOr<HttpRequest> request = Convert(raw);
     if (!request.ok()) return Reject(400, "invalid_argument", request.status().message());
     if (state_->draining.load()) {
@@ -102,6 +104,7 @@ class HttpSession : public std::enable_shared_from_this<HttpSession> {
       state_->api.metrics().CountError(ToHttpErrorCode(subscription.status()).code);
       return DoWrite(std::move(response), false);
     }
+    LogRequest(200);
     StartSseSession(std::move(stream_), *std::move(subscription), state_);
   }
 
@@ -111,7 +114,16 @@ class HttpSession : public std::enable_shared_from_this<HttpSession> {
     DoWrite(ErrorResponse(status, code, message), false);
   }
 
+  // One line per request at debug; server errors once at warn.
+  void LogRequest(int status) {
+    const LogLevel level = status >= 500 ? LogLevel::kWarn : LogLevel::kDebug;
+    if (!state_->logger->Enabled(level)) return;
+    state_->logger->Log(level, absl::StrCat(request_line_, " -> ", status, " in ",
+                                            absl::FormatDuration(absl::Now() - started_)));
+  }
+
   void DoWrite(HttpResponse response, bool counted) {
+    LogRequest(response.status);
     auto message = std::make_shared<http::response<http::string_body>>(
         static_cast<http::status>(response.status), 11);
     message->set(http::field::content_type, response.content_type);
@@ -141,6 +153,8 @@ class HttpSession : public std::enable_shared_from_this<HttpSession> {
   std::optional<http::request_parser<http::string_body>> parser_;
   std::shared_ptr<ServerState> state_;
   bool keep_alive_ = true;
+  absl::Time started_;
+  std::string request_line_;  // "METHOD target", for the request log.
 };
 
 }  // namespace

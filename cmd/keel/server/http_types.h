@@ -15,7 +15,7 @@ namespace keel::server {
 
 struct HttpRequest {
   std::string method;  // "GET", "POST", ...
-  std::string path;    // Percent-decoded path, e.g. "/v1/streams/orders/events".
+  std::string path;    // The path as sent (percent-encoded), for messages and logs.
   std::vector<std::string> segments;  // Decoded path segments.
   std::map<std::string, std::string> query;  // Decoded query parameters (last one wins).
   std::map<std::string, std::string> headers;  // Lower-case names.

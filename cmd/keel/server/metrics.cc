@@ -70,6 +70,9 @@ std::string Metrics::Render() const {
   Single(out, "keel_sse_delivered_events_total", "counter", "Events written to SSE clients.",
          delivered_);
   Single(out, "keel_sse_gaps_total", "counter", "keel.gap frames sent (retention gaps).", gaps_);
+  Single(out, "keel_sse_catch_up_reads_total", "counter",
+         "Pages SSE subscribers read from the store to catch up (slow or resuming clients).",
+         catch_up_reads_);
   publish_latency_.Render("keel_publish_latency_seconds",
                           "Publish request latency inside the daemon.", out);
   store_write_latency_.Render("keel_store_write_latency_seconds",

@@ -43,6 +43,9 @@ class Metrics {
   void SseClosed() { sse_open_.fetch_sub(1, std::memory_order_relaxed); }
   void CountDelivered(uint64_t events) { delivered_.fetch_add(events, std::memory_order_relaxed); }
   void CountGap() { gaps_.fetch_add(1, std::memory_order_relaxed); }
+  void CountCatchUpReads(uint64_t reads) {
+    catch_up_reads_.fetch_add(reads, std::memory_order_relaxed);
+  }
 
   LatencyHistogram& publish_latency() { return publish_latency_; }
   LatencyHistogram& store_write_latency() { return store_write_latency_; }
@@ -50,11 +53,12 @@ class Metrics {
   std::string Render() const;
 
  private:
-  static constexpr std::array<absl::string_view, 14> kErrorCodes = {
-      "invalid_argument", "invalid_cursor",   "unauthenticated",        "permission_denied",
-      "not_found",        "method_not_allowed", "cursor_mismatch",      "conflict",
-      "resource_drift",   "retention_gap",    "payload_too_large",      "unsupported_media_type",
-      "unavailable",      "internal"};
+  static constexpr std::array<absl::string_view, 17> kErrorCodes = {
+      "invalid_argument",  "invalid_cursor", "unauthenticated",   "permission_denied",
+      "not_found",         "method_not_allowed", "cursor_mismatch", "conflict",
+      "resource_drift",    "retention_gap",  "payload_too_large", "unsupported_media_type",
+      "headers_too_large", "rate_limited",   "unavailable",       "unimplemented",
+      "internal"};
 
   std::atomic<uint64_t> requests_{0};
   std::atomic<uint64_t> published_events_{0};
@@ -62,6 +66,7 @@ class Metrics {
   std::atomic<int64_t> sse_open_{0};
   std::atomic<uint64_t> delivered_{0};
   std::atomic<uint64_t> gaps_{0};
+  std::atomic<uint64_t> catch_up_reads_{0};
   std::array<std::atomic<uint64_t>, kErrorCodes.size() + 1> errors_{};  // Last: other.
   LatencyHistogram publish_latency_;
   LatencyHistogram store_write_latency_;

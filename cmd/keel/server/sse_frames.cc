@@ -36,6 +36,7 @@ void AppendSseFrame(const Event& event, uint64_t epoch, std::string& out) {
     out += "event: keel.gap\n";
     AppendData(absl::StrCat("{\"requested\":\"", Cursor::For(event.stream, epoch, first - 1).Encode(),
                             "\",\"oldest\":\"", Cursor::For(event.stream, epoch, last + 1).Encode(),
+                            "\",\"resume\":\"", Cursor::For(event.stream, epoch, last).Encode(),
                             "\",\"missed\":", Attribute(event, kNoticeCount),
                             ",\"first\":", first, ",\"last\":", last, "}"),
                out);

@@ -64,7 +64,9 @@ class SseSession : public std::enable_shared_from_this<SseSession> {
   // Polls and writes the next batch unless a write is in flight.
   void Pump() {
     if (writing_ || closed_) return;
+    const uint64_t reads_before = subscription_->catch_up_reads();
     absl::StatusOr<std::vector<EventPtr>> events = subscription_->Poll(state_->options.sse_batch);
+    state_->api.metrics().CountCatchUpReads(subscription_->catch_up_reads() - reads_before);
     if (!events.ok()) return Finish(events.status());
     if (events->empty()) return;
     std::string frames;

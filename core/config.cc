@@ -51,12 +51,13 @@ absl::StatusOr<absl::Duration> Config::GetDuration(absl::string_view key,
 }
 
 absl::Status Config::SetFromAssignment(absl::string_view assignment) {
-  size_t eq = assignment.find('=');
-  if (eq == absl::string_view::npos || eq == 0) {
+  const size_t eq = assignment.find('=');
+  const absl::string_view key =
+      eq == absl::string_view::npos ? "" : absl::StripAsciiWhitespace(assignment.substr(0, eq));
+  if (key.empty()) {
     return InvalidArgument(absl::StrCat("expected key=value, got '", assignment, "'"));
   }
-  Set(absl::StripAsciiWhitespace(assignment.substr(0, eq)),
-      absl::StripAsciiWhitespace(assignment.substr(eq + 1)));
+  Set(key, absl::StripAsciiWhitespace(assignment.substr(eq + 1)));
   return absl::OkStatus();
 }
 

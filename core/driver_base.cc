@@ -1,5 +1,6 @@
 #include "core/driver_base.h"
 
+#include "absl/cleanup/cleanup.h"
 #include "absl/strings/str_cat.h"
 #include "core/errors.h"
 #include "core/status_macros.h"
@@ -28,17 +29,18 @@ absl::StatusOr<Receipt> DriverBase::Publish(Event event) {
 
 absl::StatusOr<std::vector<Receipt>> DriverBase::PublishBatch(absl::string_view stream,
                                                               std::vector<Event> events) {
-  KEEL_RETURN_IF_ERROR(PrepareForPublish(stream, events, *context_.clock,
-                                         context_.redactor.get(), limits_));
   {
     MutexLock lock(&mu_);
     if (closing_) return Closed("the bus is closed");
     ++in_flight_;
   }
-  absl::StatusOr<std::vector<Receipt>> receipts = Append(stream, std::move(events));
-  MutexLock lock(&mu_);
-  --in_flight_;
-  return receipts;
+  absl::Cleanup leave = [this] {
+    MutexLock lock(&mu_);
+    --in_flight_;
+  };
+  KEEL_RETURN_IF_ERROR(PrepareForPublish(stream, events, *context_.clock,
+                                         context_.redactor.get(), limits_));
+  return Append(stream, std::move(events));
 }
 
 absl::StatusOr<std::unique_ptr<Subscription>> DriverBase::Subscribe(

@@ -11,6 +11,7 @@ namespace {
 
 constexpr size_t kMaxAttributes = 64;
 constexpr size_t kMaxIdLength = 128;
+constexpr size_t kEventIdLength = 36;  // NewEventId(): UUID text form.
 
 bool IsNameChar(char c) {
   return (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '.' ||
@@ -41,6 +42,13 @@ absl::Status CheckToken(absl::string_view what, absl::string_view value, bool re
   return absl::OkStatus();
 }
 
+// The size the event will have once published: the bus fills in the stream
+// and, when missing, an id (kEventIdLength characters).
+uint64_t StoredSize(absl::string_view stream, const Event& event) {
+  return event.ApproximateSize() + (event.stream.empty() ? stream.size() : 0) +
+         (event.id.empty() ? kEventIdLength : 0);
+}
+
 absl::Status ValidateEvent(absl::string_view stream, size_t index, const Event& event,
                            const PublishLimits& limits) {
   std::string at = absl::StrCat("event ", index, ": ");
@@ -67,7 +75,7 @@ absl::Status ValidateEvent(absl::string_view stream, size_t index, const Event& 
   for (const auto& [key, value] : event.attributes) {
     KEEL_RETURN_IF_ERROR(CheckToken(at + "attribute key", key, true, kMaxNameLength, false));
   }
-  uint64_t size = event.ApproximateSize() + stream.size();
+  const uint64_t size = StoredSize(stream, event);
   if (size > limits.max_event_bytes) {
     return PayloadTooLarge(absl::StrCat(at, size, " bytes exceeds the limit of ",
                                         limits.max_event_bytes));
@@ -86,7 +94,7 @@ absl::Status ValidateBatch(absl::string_view stream, const std::vector<Event>& e
   uint64_t total = 0;
   for (size_t i = 0; i < events.size(); ++i) {
     KEEL_RETURN_IF_ERROR(ValidateEvent(stream, i, events[i], limits));
-    total += events[i].ApproximateSize();
+    total += StoredSize(stream, events[i]);
   }
   if (total > limits.max_batch_bytes) {
     return PayloadTooLarge(absl::StrCat("batch of ", total, " bytes exceeds the limit of ",

@@ -229,8 +229,15 @@ void SubscriptionState::Cancel() {
 }
 
 void SubscriptionState::SetWakeup(std::function<void()> wakeup) {
-  MutexLock lock(&mu_);
-  wakeup_ = wakeup ? std::make_shared<std::function<void()>>(std::move(wakeup)) : nullptr;
+  bool readable = false;
+  {
+    MutexLock lock(&mu_);
+    wakeup_ = wakeup ? std::make_shared<std::function<void()>>(std::move(wakeup)) : nullptr;
+    // Something may already be waiting (e.g. a follow's first page): say so
+    // now, since no further Offer may come to announce it.
+    readable = wakeup_ != nullptr && Readable(clock_->Now());
+  }
+  if (readable) Wake();
 }
 
 void SubscriptionState::Wake() {

@@ -13,6 +13,7 @@
 #include "absl/strings/escaping.h"
 #include "absl/strings/str_cat.h"
 #include "core/errors.h"
+#include "core/fnv.h"
 
 namespace keel {
 namespace {
@@ -32,24 +33,13 @@ uint64_t GetU64(absl::string_view in) {
 }
 
 uint16_t Check(absl::string_view body) {
-  uint32_t hash = 2166136261u;
-  for (char c : body) {
-    hash ^= static_cast<uint8_t>(c);
-    hash *= 16777619u;
-  }
+  const uint32_t hash = Fnv1a32(body);
   return static_cast<uint16_t>((hash >> 16) ^ (hash & 0xffff));
 }
 
 }  // namespace
 
-uint64_t StreamFingerprint(absl::string_view stream) {
-  uint64_t hash = 14695981039346656037ull;
-  for (char c : stream) {
-    hash ^= static_cast<uint8_t>(c);
-    hash *= 1099511628211ull;
-  }
-  return hash;
-}
+uint64_t StreamFingerprint(absl::string_view stream) { return Fnv1a64(stream); }
 
 std::string Cursor::Encode() const {
   std::string body;

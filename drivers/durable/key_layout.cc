@@ -23,6 +23,7 @@
 #include "absl/strings/escaping.h"
 #include "absl/strings/str_cat.h"
 #include "core/event_codec.h"
+#include "core/fnv.h"
 
 namespace keel::durable {
 namespace {
@@ -34,14 +35,7 @@ constexpr uint8_t kFormatVersion = 1;
 constexpr size_t kMetaSize = 1 + 8 + 4;
 constexpr size_t kHeadSize = 1 + 8 * 4 + 4;
 
-uint32_t Checksum(absl::string_view bytes) {
-  uint32_t hash = 2166136261u;
-  for (char c : bytes) {
-    hash ^= static_cast<uint8_t>(c);
-    hash *= 16777619u;
-  }
-  return hash;
-}
+uint32_t Checksum(absl::string_view bytes) { return Fnv1a32(bytes); }
 
 void AppendU32(std::string& out, uint32_t v) {
   for (int shift = 24; shift >= 0; shift -= 8) out.push_back(static_cast<char>(v >> shift));

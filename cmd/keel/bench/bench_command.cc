@@ -11,6 +11,8 @@ namespace bench {
 std::vector<std::unique_ptr<BenchMode>> BenchModes() {
   std::vector<std::unique_ptr<BenchMode>> modes;
   modes.push_back(NewStorageBench());
+  modes.push_back(NewHttpBench());
+  modes.push_back(NewSseBench());
   return modes;
 }
 
@@ -24,7 +26,7 @@ class BenchCommand : public Command {
 
   absl::string_view name() const override { return "bench"; }
   absl::string_view summary() const override {
-    return "run a benchmark mode (storage) and print figures against a same-run baseline";
+    return "run a benchmark mode (storage, http, sse) and print figures against a same-run baseline";
   }
   void AddOptions(po::options_description& options) const override {
     std::string modes;
@@ -38,7 +40,14 @@ class BenchCommand : public Command {
       po::options_description group("Mode `" + std::string(mode->name()) + "`: " +
                                     std::string(mode->summary()));
       mode->AddOptions(group);
-      options.add(group);
+      // Shared flags (--quick, --dir, ...) may be declared by several modes;
+      // register each name once.
+      po::options_description unique("Mode `" + std::string(mode->name()) + "`: " +
+                                     std::string(mode->summary()));
+      for (const auto& option : group.options()) {
+        if (options.find_nothrow(option->long_name(), false) == nullptr) unique.add(option);
+      }
+      options.add(unique);
     }
   }
   std::vector<std::string> Positionals() const override { return {"mode"}; }

@@ -9,7 +9,10 @@
 // Adding a mode: implement BenchMode in its own file (e.g. http_bench.cc),
 // declare its factory below and add it to BenchModes() in bench_command.cc.
 // Each mode registers its options in its own group; option names must not
-// clash across modes, so prefix mode-specific ones when they could.
+// clash across modes, so prefix mode-specific ones when they could. A few
+// generic flags (--quick, --dir, --keep) are meant to be shared: a mode may
+// declare them too, and `keel bench` registers each name once (the first
+// mode's declaration wins, so keep their types the same).
 //
 // Thread safety: created and run on one thread; a mode may start its own.
 #ifndef KEEL_CMD_KEEL_BENCH_BENCH_MODE_H_
@@ -34,6 +37,8 @@ class BenchMode {
 };
 
 std::unique_ptr<BenchMode> NewStorageBench();
+std::unique_ptr<BenchMode> NewHttpBench();  // http_bench.cc
+std::unique_ptr<BenchMode> NewSseBench();   // sse_bench.cc
 
 // Every mode, in the order `keel bench --help` lists them.
 std::vector<std::unique_ptr<BenchMode>> BenchModes();

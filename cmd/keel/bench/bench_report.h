@@ -59,6 +59,12 @@ class ResultTable {
  public:
   void Add(ResultRow row) { rows_.push_back(std::move(row)); }
   bool empty() const { return rows_.empty(); }
+  // Rows that carry a target.
+  int targets() const {
+    int n = 0;
+    for (const ResultRow& row : rows_) n += row.has_target() ? 1 : 0;
+    return n;
+  }
   // Prints a header and one line per row; returns how many targets were missed.
   int Print(std::ostream& out) const;
 

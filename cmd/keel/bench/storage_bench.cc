@@ -66,8 +66,9 @@ struct StorageOptions {
   uint64_t sync_single_events = 5'000;
   uint64_t sync_publishers = 64;
   uint64_t sync_batch = 100;
+  uint64_t sync_slices = 8;
   uint64_t replay_page = 1000;
-  int replay_rounds = 2;
+  int rounds = 3;  // Alternating repetitions of the write and replay measurements.
   std::vector<uint64_t> reopen_events = {100'000, 1'000'000, 10'000'000};
   uint64_t reopen_streams = 10'000;
   uint64_t reopen_payload_bytes = 32;
@@ -76,7 +77,7 @@ struct StorageOptions {
   std::string dir;
   bool keep = false;
   bool quick = false;
-  std::set<std::string> cases = {"write", "sync", "replay", "reopen"};
+  std::set<std::string> cases = {"write", "sync", "replay", "reopen", "extras"};
   uint64_t seed = 20261130;
 };
 
@@ -117,7 +118,8 @@ absl::StatusOr<StorageOptions> OptionsFrom(const po::variables_map& vars) {
   o.sync_events = Pick<uint64_t>(vars, "sync-events", q, 4'000);
   o.sync_single_events = Pick<uint64_t>(vars, "sync-single-events", q, 200);
   o.sync_publishers = vars["sync-publishers"].as<uint64_t>();
-  o.replay_rounds = Pick<int>(vars, "replay-rounds", q, 1);
+  o.sync_slices = Pick<uint64_t>(vars, "sync-slices", q, 2);
+  o.rounds = Pick<int>(vars, "rounds", q, 1);
   KEEL_ASSIGN_OR_RETURN(
       o.reopen_events,
       ParseCounts(Pick<std::string>(vars, "reopen-events", q, "10000,50000")));
@@ -131,14 +133,14 @@ absl::StatusOr<StorageOptions> OptionsFrom(const po::variables_map& vars) {
   o.cases.clear();
   for (absl::string_view c : absl::StrSplit(vars["cases"].as<std::string>(), ',',
                                             absl::SkipEmpty())) {
-    if (c != "write" && c != "sync" && c != "replay" && c != "reopen") {
-      return absl::InvalidArgumentError(
-          absl::StrCat("--cases: unknown case '", c, "' (write, sync, replay, reopen)"));
+    if (c != "write" && c != "sync" && c != "replay" && c != "reopen" && c != "extras") {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "--cases: unknown case '", c, "' (write, sync, replay, reopen, extras)"));
     }
     o.cases.insert(std::string(c));
   }
   if (o.events == 0 || o.streams == 0 || o.publishers == 0 || o.sync_publishers == 0 ||
-      o.reopen_streams == 0 || o.replay_rounds < 1 || o.reopen_reps < 1) {
+      o.reopen_streams == 0 || o.rounds < 1 || o.reopen_reps < 1) {
     return absl::InvalidArgumentError("counts must be at least 1");
   }
   if (o.publishers > o.streams || o.sync_publishers > o.streams) {
@@ -257,58 +259,113 @@ EventSet GenerateEvents(const StorageOptions& o) {
 
 // ---------------------------------------------------------------- raw writes
 
-// Writes the first `count` events of `set` with raw LevelDB in batches of
-// `batch_events`, each batch also carrying the new head record of every
-// stream it touched (what the durable driver writes). Returns seconds.
+// Writes events of `set` with raw LevelDB in batches of `batch_events`, each
+// batch also carrying the new head record of every stream it touched (what
+// the durable driver writes). Successive Write calls continue the streams.
+class RawWriter {
+ public:
+  static absl::StatusOr<std::unique_ptr<RawWriter>> Open(const std::string& path,
+                                                         const EventSet& set) {
+    KEEL_ASSIGN_OR_RETURN(std::unique_ptr<RawLevelDb> raw, RawLevelDb::Open(path));
+    return std::unique_ptr<RawWriter>(new RawWriter(path, set, std::move(raw)));
+  }
+
+  // Writes events [begin, end); returns seconds.
+  absl::StatusOr<double> Write(size_t begin, size_t end, size_t batch_events, bool sync) {
+    leveldb::WriteOptions write_options;
+    write_options.sync = sync;
+    Stopwatch watch;
+    for (size_t first = begin; first < end; first += batch_events) {
+      const size_t last = std::min(end, first + batch_events);
+      batch_.Clear();
+      for (size_t i = first; i < last; ++i) {
+        const size_t s = set_.stream_of(i);
+        Head& head = heads_[s];
+        if (head.count() == 0) head.oldest_time = set_.time;
+        head.next = set_.sequence_of(i) + 1;
+        head.bytes += set_.sizes[i];
+        batch_.Put(set_.keys[i], set_.values[i]);
+        if (!touched_[s]) {
+          touched_[s] = 1;
+          touched_list_.push_back(s);
+        }
+      }
+      for (size_t s : touched_list_) {
+        batch_.Put(set_.head_keys[s], durable::EncodeHead(heads_[s]));
+        touched_[s] = 0;
+      }
+      touched_list_.clear();
+      KEEL_RETURN_IF_ERROR(FromLevelDbStatus(raw_->db().Write(write_options, &batch_), path_));
+    }
+    return watch.Seconds();
+  }
+
+ private:
+  RawWriter(std::string path, const EventSet& set, std::unique_ptr<RawLevelDb> raw)
+      : path_(std::move(path)),
+        set_(set),
+        raw_(std::move(raw)),
+        heads_(set.streams.size()),
+        touched_(set.streams.size(), 0) {}
+
+  const std::string path_;
+  const EventSet& set_;
+  const std::unique_ptr<RawLevelDb> raw_;
+  std::vector<Head> heads_;
+  std::vector<char> touched_;
+  std::vector<size_t> touched_list_;
+  leveldb::WriteBatch batch_;
+};
+
+// Writes the first `count` events into a fresh raw store; returns seconds.
 absl::StatusOr<double> RawWrite(const std::string& path, const EventSet& set, size_t count,
                                 size_t batch_events, bool sync) {
-  KEEL_ASSIGN_OR_RETURN(std::unique_ptr<RawLevelDb> raw, RawLevelDb::Open(path));
-  std::vector<Head> heads(set.streams.size());
-  std::vector<char> touched(set.streams.size(), 0);
-  std::vector<size_t> touched_list;
-  leveldb::WriteBatch batch;
-  leveldb::WriteOptions write_options;
-  write_options.sync = sync;
-  Stopwatch watch;
-  for (size_t begin = 0; begin < count; begin += batch_events) {
-    const size_t end = std::min(count, begin + batch_events);
-    batch.Clear();
-    for (size_t i = begin; i < end; ++i) {
-      const size_t s = set.stream_of(i);
-      Head& head = heads[s];
-      if (head.count() == 0) head.oldest_time = set.time;
-      head.next = set.sequence_of(i) + 1;
-      head.bytes += set.sizes[i];
-      batch.Put(set.keys[i], set.values[i]);
-      if (!touched[s]) {
-        touched[s] = 1;
-        touched_list.push_back(s);
-      }
-    }
-    for (size_t s : touched_list) {
-      batch.Put(set.head_keys[s], durable::EncodeHead(heads[s]));
-      touched[s] = 0;
-    }
-    touched_list.clear();
-    KEEL_RETURN_IF_ERROR(FromLevelDbStatus(raw->db().Write(write_options, &batch), path));
-  }
-  return watch.Seconds();
+  KEEL_ASSIGN_OR_RETURN(std::unique_ptr<RawWriter> writer, RawWriter::Open(path, set));
+  return writer->Write(0, count, batch_events, sync);
 }
 
 // ---------------------------------------------------------------- publishes
 
-// Publishes the first `count` events of `set` through EventBus::Publish from
-// `publishers` threads; publisher p owns the streams s with s % publishers
-// == p and publishes their events in order. Checks every receipt's sequence.
-// Returns seconds from the moment all threads are released.
-absl::StatusOr<double> PublishConcurrently(EventBus& bus, const EventSet& set, size_t count,
-                                           size_t publishers) {
-  std::vector<std::vector<Event>> work(publishers);
-  std::vector<std::vector<uint64_t>> expected(publishers);
-  for (size_t i = 0; i < count; ++i) {
-    const size_t p = set.stream_of(i) % publishers;
-    work[p].push_back(set.events[i]);  // Copied before the clock starts.
-    expected[p].push_back(set.sequence_of(i));
+// Publishes events [begin, end) of `set` from `publishers` threads; publisher
+// p owns the streams s with s % publishers == p. With `batch` == 1 each event
+// goes through EventBus::Publish, in generation order; otherwise through
+// PublishBatch in runs of `batch` events of one stream, taking the
+// publisher's streams in turn. Checks every receipt's sequence (so the bus
+// must hold exactly the events before `begin`). Returns seconds from the
+// moment all threads are released.
+absl::StatusOr<double> PublishConcurrently(EventBus& bus, const EventSet& set, size_t begin,
+                                           size_t end, size_t publishers, size_t batch) {
+  struct Work {
+    std::vector<Event> events;      // In publishing order.
+    std::vector<uint64_t> expected; // Sequence of each event.
+    std::vector<size_t> runs;       // Events per Publish/PublishBatch call.
+  };
+  std::vector<Work> work(publishers);
+  const size_t streams = set.streams.size();
+  for (size_t p = 0; p < publishers; ++p) {
+    Work& w = work[p];
+    // Event indices of each owned stream, in sequence order.
+    std::vector<std::vector<size_t>> owned;
+    for (size_t s = p; s < streams; s += publishers) {
+      owned.emplace_back();
+      size_t i = s;
+      if (i < begin) i += (begin - i + streams - 1) / streams * streams;
+      for (; i < end; i += streams) owned.back().push_back(i);
+    }
+    for (size_t offset = 0;; offset += batch) {
+      bool any = false;
+      for (const std::vector<size_t>& indices : owned) {
+        if (offset >= indices.size()) continue;
+        any = true;
+        const size_t stop = std::min(indices.size(), offset + batch);
+        for (size_t k = offset; k < stop; ++k) {
+          w.events.push_back(set.events[indices[k]]);  // Copied before the clock starts.
+          w.expected.push_back(set.sequence_of(indices[k]));
+        }
+        w.runs.push_back(stop - offset);
+      }
+      if (!any) break;
+    }
   }
   absl::Mutex mu;
   absl::Status first_error;
@@ -316,20 +373,40 @@ absl::StatusOr<double> PublishConcurrently(EventBus& bus, const EventSet& set, s
   std::vector<std::thread> threads;
   for (size_t p = 0; p < publishers; ++p) {
     threads.emplace_back([&, p] {
+      Work& w = work[p];
       ready.arrive_and_wait();
-      for (size_t k = 0; k < work[p].size(); ++k) {
-        absl::StatusOr<Receipt> receipt = bus.Publish(std::move(work[p][k]));
-        absl::Status status = receipt.status();
-        if (status.ok() && receipt->sequence != expected[p][k]) {
-          status = absl::InternalError(absl::StrCat("publish to '", receipt->stream,
-                                                    "' got sequence ", receipt->sequence,
-                                                    "; expected ", expected[p][k]));
+      size_t next = 0;
+      for (size_t run : w.runs) {
+        absl::Status status;
+        std::vector<uint64_t> sequences;
+        if (batch == 1) {
+          absl::StatusOr<Receipt> receipt = bus.Publish(std::move(w.events[next]));
+          status = receipt.status();
+          if (status.ok()) sequences.push_back(receipt->sequence);
+        } else {
+          std::vector<Event> events(std::make_move_iterator(w.events.begin() + next),
+                                    std::make_move_iterator(w.events.begin() + next + run));
+          const std::string stream = events.front().stream;
+          absl::StatusOr<std::vector<Receipt>> receipts =
+              bus.PublishBatch(stream, std::move(events));
+          status = receipts.status();
+          if (status.ok()) {
+            for (const Receipt& r : *receipts) sequences.push_back(r.sequence);
+          }
+        }
+        for (size_t k = 0; status.ok() && k < run; ++k) {
+          if (k >= sequences.size() || sequences[k] != w.expected[next + k]) {
+            status = absl::InternalError(absl::StrCat(
+                "publish got sequence ", k < sequences.size() ? sequences[k] : 0,
+                "; expected ", w.expected[next + k]));
+          }
         }
         if (!status.ok()) {
           absl::MutexLock lock(&mu);
           first_error.Update(status);
           return;
         }
+        next += run;
       }
     });
   }
@@ -341,16 +418,32 @@ absl::StatusOr<double> PublishConcurrently(EventBus& bus, const EventSet& set, s
   return seconds;
 }
 
-// Opens a durable bus at `path` with `sync`, publishes, closes (untimed).
+// A durable bus over LevelDB on a fixed clock (so that its entries are
+// byte-identical to the raw baselines').
+struct DurableSession {
+  std::unique_ptr<FixedClock> clock;
+  std::unique_ptr<EventBus> bus;
+
+  static absl::StatusOr<DurableSession> Open(const std::string& path, absl::string_view sync,
+                                             absl::Time time) {
+    DurableSession session;
+    session.clock = std::make_unique<FixedClock>(time);
+    DriverContext context;
+    context.clock = session.clock.get();
+    KEEL_ASSIGN_OR_RETURN(session.bus, CreateBus("durable", DurableConfig(path, sync), context));
+    return session;
+  }
+};
+
+// Opens a durable bus at `path` with `sync`, publishes the first `count`
+// events, closes (untimed); returns seconds.
 absl::StatusOr<double> DurablePublish(const std::string& path, absl::string_view sync,
-                                      const EventSet& set, size_t count, size_t publishers) {
-  FixedClock clock(set.time);
-  DriverContext context;
-  context.clock = &clock;
-  KEEL_ASSIGN_OR_RETURN(std::unique_ptr<EventBus> bus,
-                        CreateBus("durable", DurableConfig(path, sync), context));
-  absl::StatusOr<double> seconds = PublishConcurrently(*bus, set, count, publishers);
-  absl::Status closed = bus->Close();
+                                      const EventSet& set, size_t count, size_t publishers,
+                                      size_t batch = 1) {
+  KEEL_ASSIGN_OR_RETURN(DurableSession session, DurableSession::Open(path, sync, set.time));
+  absl::StatusOr<double> seconds =
+      PublishConcurrently(*session.bus, set, 0, count, publishers, batch);
+  absl::Status closed = session.bus->Close();
   KEEL_RETURN_IF_ERROR(seconds.status());
   KEEL_RETURN_IF_ERROR(closed);
   return seconds;
@@ -598,8 +691,12 @@ class StorageBench final : public BenchMode {
          "events of the single synced publisher (--quick: 200)")
         ("sync-publishers", po::value<uint64_t>()->default_value(64),
          "publisher threads of the sync=always case")
-        ("replay-rounds", po::value<int>()->default_value(2),
-         "replay/iterate rounds; the best is kept (--quick: 1)")
+        ("sync-slices", po::value<uint64_t>()->default_value(8),
+         "the sync case runs its variants in this many interleaved slices and reports "
+         "median slice rates and ratios (--quick: 2)")
+        ("rounds", po::value<int>()->default_value(3),
+         "rounds of the write and replay cases; baseline and keel alternate, the table "
+         "shows median rates and the median of the per-round ratios (--quick: 1)")
         ("reopen-events", po::value<std::string>()->default_value("100000,1000000,10000000"),
          "comma-separated store sizes of the reopen case (--quick: 10000,50000)")
         ("reopen-streams", po::value<uint64_t>()->default_value(10'000),
@@ -610,8 +707,10 @@ class StorageBench final : public BenchMode {
          "timed opens per reopen store; the median is reported (--quick: 1)")
         ("reopen-compact", po::value<bool>()->default_value(true),
          "fully compact each reopen store after generating it (a settled store)")
-        ("cases", po::value<std::string>()->default_value("write,sync,replay,reopen"),
-         "comma-separated cases to run")
+        ("cases", po::value<std::string>()->default_value("write,sync,replay,reopen,extras"),
+         "comma-separated cases to run; `extras` adds diagnostic rows without targets (1 "
+         "publisher and PublishBatch for write, a raw synced batch as large as the publisher "
+         "count for sync, Follow and checked raw reads for replay)")
         ("dir", po::value<std::string>(),
          "parent directory for the stores (default: the system temp dir); a fresh "
          "keel-bench-* directory is made inside and removed afterwards")
@@ -670,128 +769,247 @@ absl::Status StorageBench::RunAll(const StorageOptions& o, std::ostream& out) co
          "head of every stream a batch touches); keel publishes through EventBus::Publish\n\n";
 
   ResultTable table;
-  out << "generating events ... " << std::flush;
-  Stopwatch gen_watch;
-  const EventSet set = GenerateEvents(o);
-  out << Duration(gen_watch.Seconds()) << " (" << Bytes(set.entry_bytes)
-      << " of entry keys and values)\n";
+  // The write, sync and replay cases share one generated event set.
+  EventSet set;
+  if (o.cases.count("write") || o.cases.count("sync") || o.cases.count("replay")) {
+    out << "generating events ... " << std::flush;
+    Stopwatch gen_watch;
+    set = GenerateEvents(o);
+    out << Duration(gen_watch.Seconds()) << " (" << Bytes(set.entry_bytes)
+        << " of entry keys and values)\n" << std::flush;
+  }
+
+  auto label = [](const std::string& text) { return absl::StrFormat("  %-30s", text); };
+  // Rate and ratio rows from per-round (or per-slice) times: the figures are
+  // the medians of the rounds' rates, the ratio is the median of the rounds'
+  // ratios (each measured back to back, so drift on this shared machine
+  // affects both sides of a ratio alike).
+  auto rates = [](double events, const std::vector<double>& seconds) {
+    std::vector<double> r;
+    for (double s : seconds) r.push_back(events / s);
+    return r;
+  };
+  auto median_ratio = [](const std::vector<double>& a, const std::vector<double>& b) {
+    std::vector<double> r;
+    for (size_t i = 0; i < a.size() && i < b.size(); ++i) r.push_back(a[i] / b[i]);
+    return Median(r);
+  };
 
   // 1. write, sync=none.
   bool have_replay_store = false;
+  const bool extras = o.cases.count("extras") > 0;
   if (o.cases.count("write") || o.cases.count("replay")) {
     out << "\n[1] write: raw WriteBatch of " << o.write_batch << " (sync=false) vs durable "
-        << "sync=none, " << o.publishers << " publishers, " << Thousands(o.events) << " events\n";
-    double raw_seconds = 0;
-    if (o.cases.count("write")) {
-      KEEL_ASSIGN_OR_RETURN(raw_seconds,
-                            RawWrite(sub("raw-write"), set, o.events, o.write_batch, false));
-      RemoveTree(sub("raw-write"));
+        << "sync=none, " << o.publishers << " publishers, " << Thousands(o.events)
+        << " events per run; " << o.rounds << " rounds, fresh stores each\n" << std::flush;
+    std::vector<double> raw_s, keel_s, one_s, batch_s;
+    for (int round = 0; round < o.rounds; ++round) {
+      if (o.cases.count("write")) {
+        KEEL_ASSIGN_OR_RETURN(double seconds,
+                              RawWrite(sub("raw-write"), set, o.events, o.write_batch, false));
+        RemoveTree(sub("raw-write"));
+        FlushFilesystem(root);
+        raw_s.push_back(seconds);
+        out << label("raw leveldb") << Duration(seconds) << "\n" << std::flush;
+      }
+      // The last round's store stays for the replay case.
+      RemoveTree(sub("keel-write"));
+      KEEL_ASSIGN_OR_RETURN(double seconds, DurablePublish(sub("keel-write"), "none", set,
+                                                           o.events, o.publishers));
+      have_replay_store = true;
       FlushFilesystem(root);
-      out << "  raw leveldb    " << Duration(raw_seconds) << "\n";
+      keel_s.push_back(seconds);
+      out << label(absl::StrCat("keel, ", o.publishers, " publishers")) << Duration(seconds)
+          << "\n" << std::flush;
+      if (o.cases.count("write") && extras) {
+        // Diagnostics: the same events from one thread, and through
+        // PublishBatch (runs of 100 events of one stream).
+        KEEL_ASSIGN_OR_RETURN(seconds, DurablePublish(sub("keel-write-1"), "none", set,
+                                                      o.events, 1));
+        RemoveTree(sub("keel-write-1"));
+        FlushFilesystem(root);
+        one_s.push_back(seconds);
+        out << label("keel, 1 publisher") << Duration(seconds) << "\n" << std::flush;
+        KEEL_ASSIGN_OR_RETURN(seconds, DurablePublish(sub("keel-write-b"), "none", set,
+                                                      o.events, o.publishers, 100));
+        RemoveTree(sub("keel-write-b"));
+        FlushFilesystem(root);
+        batch_s.push_back(seconds);
+        out << label(absl::StrCat("keel, ", o.publishers, " x PublishBatch(100)"))
+            << Duration(seconds) << "\n" << std::flush;
+      }
     }
-    KEEL_ASSIGN_OR_RETURN(double keel_seconds,
-                          DurablePublish(sub("keel-write"), "none", set, o.events, o.publishers));
-    have_replay_store = true;
-    FlushFilesystem(root);
-    out << "  keel durable   " << Duration(keel_seconds) << "\n";
     if (o.cases.count("write")) {
-      const double keel_rate = o.events / keel_seconds;
-      const double raw_rate = o.events / raw_seconds;
-      table.Add(ResultRow{
-          absl::StrCat("1 publish sync=none, ", o.publishers, " publishers"),
-          absl::StrCat(EventsPerSecond(keel_rate), " ",
-                       MiBPerSecond(set.entry_bytes / keel_seconds)),
+      const std::vector<double> raw_rates = rates(o.events, raw_s);
+      const double raw_rate = Median(raw_rates);
+      const double bytes_per_event = double(set.entry_bytes) / o.events;
+      const std::string raw_text =
           absl::StrCat("raw batch ", o.write_batch, ": ", EventsPerSecond(raw_rate), " ",
-                       MiBPerSecond(set.entry_bytes / raw_seconds)),
-          keel_rate / raw_rate, "", ResultRow::Goal::kAtLeast, 0.7});
+                       MiBPerSecond(raw_rate * bytes_per_event));
+      auto row = [&](std::string text, const std::vector<double>& seconds,
+                     ResultRow::Goal goal) {
+        const std::vector<double> r = rates(o.events, seconds);
+        const double rate = Median(r);
+        table.Add(ResultRow{std::move(text),
+                            absl::StrCat(EventsPerSecond(rate), " ",
+                                         MiBPerSecond(rate * bytes_per_event)),
+                            raw_text, median_ratio(r, raw_rates), "", goal, 0.7});
+      };
+      row(absl::StrCat("1 publish sync=none, ", o.publishers, " publishers"), keel_s,
+          ResultRow::Goal::kAtLeast);
+      if (extras) {
+        row("1 publish sync=none, 1 publisher", one_s, ResultRow::Goal::kNone);
+        row(absl::StrCat("1 PublishBatch(100) sync=none, ", o.publishers, " publ."), batch_s,
+            ResultRow::Goal::kNone);
+      }
     }
   }
 
-  // 2. sync=always.
+  // 2. sync=always: every variant writes into its own store, all open at
+  // once, in interleaved slices, so that the disk's drift (it is shared)
+  // hits all variants of a slice alike.
   if (o.cases.count("sync")) {
+    const bool same_batch = extras && o.sync_publishers != o.sync_batch;
+    const size_t slices = std::max<size_t>(1, std::min<size_t>(o.sync_slices, o.sync_single_events));
     out << "\n[2] sync: raw synced WriteBatch of " << o.sync_batch << " vs durable sync=always; "
         << Thousands(o.sync_events) << " events for raw and " << o.sync_publishers
         << " publishers, " << Thousands(o.sync_single_events)
-        << " for the single publisher (sync runs are fsync-bound, so they are smaller)\n";
-    KEEL_ASSIGN_OR_RETURN(double raw_seconds,
-                          RawWrite(sub("raw-sync"), set, o.sync_events, o.sync_batch, true));
-    RemoveTree(sub("raw-sync"));
-    out << "  raw leveldb            " << Duration(raw_seconds) << "\n";
-    KEEL_ASSIGN_OR_RETURN(double many_seconds, DurablePublish(sub("keel-sync-many"), "always", set,
-                                                              o.sync_events, o.sync_publishers));
-    RemoveTree(sub("keel-sync-many"));
-    out << "  keel " << o.sync_publishers << " publishers    " << Duration(many_seconds) << "\n";
-    KEEL_ASSIGN_OR_RETURN(double one_seconds, DurablePublish(sub("keel-sync-one"), "always", set,
-                                                             o.sync_single_events, 1));
-    RemoveTree(sub("keel-sync-one"));
-    out << "  keel 1 publisher       " << Duration(one_seconds) << "\n";
+        << " for the single publisher (fsync-bound, so smaller), in " << slices
+        << " interleaved slices\n" << std::flush;
+    KEEL_ASSIGN_OR_RETURN(std::unique_ptr<RawWriter> raw, RawWriter::Open(sub("raw-sync"), set));
+    std::unique_ptr<RawWriter> raw_same;
+    if (same_batch) {
+      KEEL_ASSIGN_OR_RETURN(raw_same, RawWriter::Open(sub("raw-sync-same"), set));
+    }
+    KEEL_ASSIGN_OR_RETURN(DurableSession many,
+                          DurableSession::Open(sub("keel-sync-many"), "always", set.time));
+    KEEL_ASSIGN_OR_RETURN(DurableSession one,
+                          DurableSession::Open(sub("keel-sync-one"), "always", set.time));
+    std::vector<double> raw_s, same_s, many_s, one_s, slice_events, slice_single;
+    for (size_t k = 0; k < slices; ++k) {
+      const size_t begin = o.sync_events * k / slices, end = o.sync_events * (k + 1) / slices;
+      const size_t begin1 = o.sync_single_events * k / slices;
+      const size_t end1 = o.sync_single_events * (k + 1) / slices;
+      slice_events.push_back(end - begin);
+      slice_single.push_back(end1 - begin1);
+      KEEL_ASSIGN_OR_RETURN(double r, raw->Write(begin, end, o.sync_batch, true));
+      raw_s.push_back(r);
+      KEEL_ASSIGN_OR_RETURN(double m, PublishConcurrently(*many.bus, set, begin, end,
+                                                          o.sync_publishers, 1));
+      many_s.push_back(m);
+      double same = 0;
+      if (same_batch) {
+        KEEL_ASSIGN_OR_RETURN(same, raw_same->Write(begin, end, o.sync_publishers, true));
+        same_s.push_back(same);
+      }
+      KEEL_ASSIGN_OR_RETURN(double one_seconds,
+                            PublishConcurrently(*one.bus, set, begin1, end1, 1, 1));
+      one_s.push_back(one_seconds);
+      out << "  slice " << k + 1 << ": raw batch " << o.sync_batch << " "
+          << EventsPerSecond((end - begin) / r) << ", keel " << o.sync_publishers << " publ. "
+          << EventsPerSecond((end - begin) / m);
+      if (same_batch) {
+        out << ", raw batch " << o.sync_publishers << " " << EventsPerSecond((end - begin) / same);
+      }
+      out << ", keel 1 publ. " << EventsPerSecond((end1 - begin1) / one_seconds) << "\n"
+          << std::flush;
+    }
+    KEEL_RETURN_IF_ERROR(many.bus->Close());
+    KEEL_RETURN_IF_ERROR(one.bus->Close());
+    raw.reset();
+    raw_same.reset();
+    for (const char* dir : {"raw-sync", "raw-sync-same", "keel-sync-many", "keel-sync-one"}) {
+      RemoveTree(sub(dir));
+    }
     FlushFilesystem(root);
-    const double raw_rate = o.sync_events / raw_seconds;
-    const double many_rate = o.sync_events / many_seconds;
-    const double one_rate = o.sync_single_events / one_seconds;
+    auto slice_rates = [](const std::vector<double>& events, const std::vector<double>& seconds) {
+      std::vector<double> r;
+      for (size_t i = 0; i < seconds.size(); ++i) r.push_back(events[i] / seconds[i]);
+      return r;
+    };
+    const double bytes_per_event = double(set.BytesOf(o.sync_events)) / o.sync_events;
+    const std::vector<double> raw_rates = slice_rates(slice_events, raw_s);
+    const std::vector<double> many_rates = slice_rates(slice_events, many_s);
+    const std::vector<double> one_rates = slice_rates(slice_single, one_s);
+    const double many_rate = Median(many_rates);
+    const std::string many_text =
+        absl::StrCat(EventsPerSecond(many_rate), " ", MiBPerSecond(many_rate * bytes_per_event));
     table.Add(ResultRow{
-        absl::StrCat("2 publish sync=always, ", o.sync_publishers, " publishers"),
-        absl::StrCat(EventsPerSecond(many_rate), " ",
-                     MiBPerSecond(set.BytesOf(o.sync_events) / many_seconds)),
-        absl::StrCat("raw synced batch ", o.sync_batch, ": ", EventsPerSecond(raw_rate), " ",
-                     MiBPerSecond(set.BytesOf(o.sync_events) / raw_seconds)),
-        many_rate / raw_rate, "", ResultRow::Goal::kAtLeast, 0.8});
+        absl::StrCat("2 publish sync=always, ", o.sync_publishers, " publishers"), many_text,
+        absl::StrCat("raw synced batch ", o.sync_batch, ": ",
+                     EventsPerSecond(Median(raw_rates)), " ",
+                     MiBPerSecond(Median(raw_rates) * bytes_per_event)),
+        median_ratio(many_rates, raw_rates), "", ResultRow::Goal::kAtLeast, 0.8});
+    if (same_batch) {
+      const std::vector<double> same_rates = slice_rates(slice_events, same_s);
+      table.Add(ResultRow{
+          absl::StrCat("2 publish sync=always, ", o.sync_publishers, " publishers"), many_text,
+          absl::StrCat("raw synced batch ", o.sync_publishers, ": ",
+                       EventsPerSecond(Median(same_rates)), " ",
+                       MiBPerSecond(Median(same_rates) * bytes_per_event)),
+          median_ratio(many_rates, same_rates), "", ResultRow::Goal::kNone, 0});
+    }
     table.Add(ResultRow{
         absl::StrCat("2 sync=always gain, ", o.sync_publishers, " vs 1 publisher"),
         EventsPerSecond(many_rate),
-        absl::StrCat("1 publisher: ", EventsPerSecond(one_rate)), many_rate / one_rate, "x",
-        ResultRow::Goal::kAtLeast, 50});
+        absl::StrCat("1 publisher: ", EventsPerSecond(Median(one_rates))),
+        median_ratio(many_rates, one_rates), "x", ResultRow::Goal::kAtLeast, 50});
   }
 
   // 3. replay.
   if (o.cases.count("replay")) {
     if (!have_replay_store) return absl::InternalError("replay needs the write store");
     out << "\n[3] replay: " << Thousands(o.events) << " events of the write case, every stream "
-        << "from earliest; best of " << o.replay_rounds << " rounds\n";
-    ReadResult raw, raw_checked, replay, follow;
-    for (int round = 0; round < o.replay_rounds; ++round) {
-      auto keep_best = [](ReadResult& best, const ReadResult& r) {
-        if (best.seconds == 0 || r.seconds < best.seconds) best = r;
-      };
+        << "from earliest; " << o.rounds << " alternating rounds\n";
+    std::vector<double> raw_s, checked_s, replay_s, follow_s;
+    for (int round = 0; round < o.rounds; ++round) {
+      std::vector<ReadResult> results;
       KEEL_ASSIGN_OR_RETURN(ReadResult r1, RawIterate(sub("keel-write"), false));
-      keep_best(raw, r1);
-      KEEL_ASSIGN_OR_RETURN(ReadResult r2, RawIterate(sub("keel-write"), true));
-      keep_best(raw_checked, r2);
       KEEL_ASSIGN_OR_RETURN(ReadResult r3, ReplayAll(sub("keel-write"), set, o.replay_page));
-      keep_best(replay, r3);
-      KEEL_ASSIGN_OR_RETURN(ReadResult r4,
-                            FollowAll(sub("keel-write"), set, o.events, o.replay_page));
-      keep_best(follow, r4);
-      out << "  round " << round + 1 << ": raw " << Duration(r1.seconds) << ", raw checked "
-          << Duration(r2.seconds) << ", Replay " << Duration(r3.seconds) << ", Follow "
-          << Duration(r4.seconds) << "\n";
-    }
-    for (const ReadResult* r : {&raw, &raw_checked, &replay, &follow}) {
-      if (r->events != o.events) {
-        return absl::InternalError(absl::StrCat("a read returned ", r->events, " events of ",
-                                                o.events));
+      raw_s.push_back(r1.seconds);
+      replay_s.push_back(r3.seconds);
+      results = {r1, r3};
+      out << "  round " << round + 1 << ": raw iterator " << Duration(r1.seconds) << ", Replay "
+          << Duration(r3.seconds);
+      if (extras) {
+        KEEL_ASSIGN_OR_RETURN(ReadResult r2, RawIterate(sub("keel-write"), true));
+        KEEL_ASSIGN_OR_RETURN(ReadResult r4,
+                              FollowAll(sub("keel-write"), set, o.events, o.replay_page));
+        checked_s.push_back(r2.seconds);
+        follow_s.push_back(r4.seconds);
+        results.push_back(r2);
+        results.push_back(r4);
+        out << ", raw checked " << Duration(r2.seconds) << ", Follow " << Duration(r4.seconds);
+      }
+      out << "\n" << std::flush;
+      for (const ReadResult& r : results) {
+        if (r.events != o.events) {
+          return absl::InternalError(absl::StrCat("a read returned ", r.events, " events of ",
+                                                  o.events));
+        }
       }
     }
-    const double raw_rate = o.events / raw.seconds;
-    const double checked_rate = o.events / raw_checked.seconds;
-    const double replay_rate = o.events / replay.seconds;
-    const double follow_rate = o.events / follow.seconds;
+    const double bytes_per_event = double(set.entry_bytes) / o.events;
+    const std::vector<double> raw_rates = rates(o.events, raw_s);
+    const double raw_rate = Median(raw_rates);
     const std::string raw_text =
         absl::StrCat("raw iterator: ", EventsPerSecond(raw_rate), " ",
-                     MiBPerSecond(set.entry_bytes / raw.seconds));
-    table.Add(ResultRow{absl::StrCat("3 replay, Replay pages of ", o.replay_page),
-                        absl::StrCat(EventsPerSecond(replay_rate), " ",
-                                     MiBPerSecond(set.entry_bytes / replay.seconds)),
-                        raw_text, replay_rate / raw_rate, "", ResultRow::Goal::kAtLeast, 0.5});
-    table.Add(ResultRow{absl::StrCat("3 replay, Follow from earliest (catch-up ", o.replay_page,
-                                     ")"),
-                        absl::StrCat(EventsPerSecond(follow_rate), " ",
-                                     MiBPerSecond(set.entry_bytes / follow.seconds)),
-                        raw_text, follow_rate / raw_rate, "", ResultRow::Goal::kNone, 0});
-    table.Add(ResultRow{"3 raw iterator, verify_checksums + no fill_cache",
-                        absl::StrCat(EventsPerSecond(checked_rate), " ",
-                                     MiBPerSecond(set.entry_bytes / raw_checked.seconds)),
-                        raw_text, checked_rate / raw_rate, "", ResultRow::Goal::kNone, 0});
+                     MiBPerSecond(raw_rate * bytes_per_event));
+    auto row = [&](std::string text, const std::vector<double>& seconds, ResultRow::Goal goal) {
+      const std::vector<double> r = rates(o.events, seconds);
+      const double rate = Median(r);
+      table.Add(ResultRow{std::move(text),
+                          absl::StrCat(EventsPerSecond(rate), " ",
+                                       MiBPerSecond(rate * bytes_per_event)),
+                          raw_text, median_ratio(r, raw_rates), "", goal, 0.5});
+    };
+    row(absl::StrCat("3 replay, Replay pages of ", o.replay_page), replay_s,
+        ResultRow::Goal::kAtLeast);
+    if (extras) {
+      row(absl::StrCat("3 replay, Follow (catch-up pages of ", o.replay_page, ")"), follow_s,
+          ResultRow::Goal::kNone);
+      row("3 raw iterator, store's ReadOptions", checked_s, ResultRow::Goal::kNone);
+    }
   }
   RemoveTree(sub("keel-write"));
 
@@ -844,11 +1062,14 @@ absl::Status StorageBench::RunAll(const StorageOptions& o, std::ostream& out) co
     }
   }
 
-  out << "\n";
+  out << "\n" << std::flush;
   const int misses = table.Print(out);
-  out << "\nratios are keel / baseline (reopen rows: time / time, lower is better; \"flat\" = "
-         "the largest store opens within 2x of the smallest). "
-      << (misses == 0 ? "All targets met." : absl::StrCat(misses, " target(s) missed."))
+  out << "\nFigures are medians over rounds (write, replay) or slices (sync); each ratio is "
+         "the median of the per-round (per-slice) keel/baseline ratios. Reopen rows: time / "
+         "time, lower is better; \"flat\" = the largest store opens within 2x of the smallest. "
+      << (table.targets() == 0 ? std::string("No case with a target ran.")
+          : misses == 0    ? absl::StrCat("All ", table.targets(), " targets met.")
+                           : absl::StrCat(misses, " of ", table.targets(), " targets missed."))
       << " Targets are printed, not asserted.\n";
   return absl::OkStatus();
 }

@@ -1,0 +1,77 @@
+// Process and socket helpers of the `keel bench` network modes (http, sse):
+// find and run external programs (redis-server, redis-benchmark, the keel
+// binary itself), pick a free loopback port, wait for a listener, read a
+// process's resident memory, raise the open-file limit.
+//
+// Thread safety: the functions are safe anywhere; a ChildProcess is used by
+// one thread.
+#ifndef KEEL_CMD_KEEL_BENCH_BENCH_PROCESS_H_
+#define KEEL_CMD_KEEL_BENCH_BENCH_PROCESS_H_
+
+#include <sys/types.h>
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "absl/time/time.h"
+
+namespace keel::cli::bench {
+
+// The absolute path of `name` on $PATH, or "" when it is not there.
+std::string FindProgram(const std::string& name);
+
+// The running executable (/proc/self/exe).
+std::string SelfExecutable();
+
+// A port that was free on 127.0.0.1 a moment ago (bound to 0, then closed).
+absl::StatusOr<uint16_t> FreeLoopbackPort();
+
+// Polls until 127.0.0.1:port accepts a TCP connection.
+absl::Status WaitForListener(uint16_t port, absl::Duration timeout);
+
+// A child process started with posix_spawn; stdout and stderr go to
+// `log_path` (appended) or /dev/null. The destructor kills it (SIGKILL) if
+// it still runs.
+class ChildProcess {
+ public:
+  static absl::StatusOr<ChildProcess> Start(const std::vector<std::string>& argv,
+                                            const std::string& log_path = "");
+  ChildProcess() = default;
+  ChildProcess(ChildProcess&& other) noexcept : pid_(other.pid_) { other.pid_ = -1; }
+  ChildProcess& operator=(ChildProcess&& other) noexcept;
+  ~ChildProcess();
+
+  pid_t pid() const { return pid_; }
+  bool running() const { return pid_ > 0; }
+  // Sends `signal` and waits up to `timeout` for the exit, then SIGKILLs.
+  // Returns the exit status (128 + signal number when killed by a signal).
+  int Stop(int signal, absl::Duration timeout);
+
+ private:
+  pid_t pid_ = -1;
+};
+
+// Runs `argv` to completion; returns its exit code and stdout + stderr.
+struct RunOutput {
+  int exit_code = -1;
+  std::string output;
+};
+absl::StatusOr<RunOutput> RunAndCapture(const std::vector<std::string>& argv);
+
+// VmRSS and VmHWM (peak) of a process, in bytes; 0 when unreadable.
+struct MemoryUse {
+  uint64_t rss = 0;
+  uint64_t peak = 0;
+};
+MemoryUse ProcessMemory(pid_t pid);  // pid 0 = this process.
+
+// Raises RLIMIT_NOFILE to at least `wanted` (up to the hard limit). Returns
+// the soft limit now in force.
+uint64_t RaiseOpenFileLimit(uint64_t wanted);
+
+}  // namespace keel::cli::bench
+
+#endif  // KEEL_CMD_KEEL_BENCH_BENCH_PROCESS_H_

@@ -1,0 +1,516 @@
+// `keel bench http`: HTTP publish throughput of an in-process Keel daemon
+// against Redis Streams XADD, measured in the same run on the same payload
+// (issue 4, "Benchmarks"):
+//
+//   for each pairing (keel sync=none ~ redis AOF everysec,
+//                     keel sync=always ~ redis AOF always):
+//     1. redis-server on a free loopback port (--appendonly yes --appendfsync
+//        MODE --save ""), `redis-benchmark -c 50 -n N XADD s * f <100 bytes>`
+//        and the same with -P 16; then the server is stopped.
+//     2. a Keel daemon in this process (durable driver over LevelDB in a
+//        temporary directory, server::Server on 127.0.0.1:0) driven by the
+//        load generator of http_load.h: 50 keep-alive connections, one
+//        request in flight each, `POST /v1/streams/bench/events` with one JSON
+//        event carrying a 100-byte data string; then the same with a JSON
+//        array of 100 events per request (compared with -P 16).
+//
+// Rates are events per second (one XADD = one event). Every request must be
+// answered 201 and the stream must hold exactly the acknowledged events;
+// anything else is an error (exit 1), while a missed target is only printed.
+// Without redis-server/redis-benchmark the Keel figures are printed, the
+// baseline is reported missing and the exit code is 77 (CTest: skipped).
+#include <unistd.h>
+
+#include <csignal>
+
+#include <filesystem>
+#include <optional>
+#include <ostream>
+#include <random>
+#include <thread>
+
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "absl/strings/str_join.h"
+#include "absl/strings/str_split.h"
+#include "absl/strings/ascii.h"
+#include "cmd/keel/bench/bench_mode.h"
+#include "cmd/keel/bench/bench_process.h"
+#include "cmd/keel/bench/bench_report.h"
+#include "cmd/keel/bench/http_load.h"
+#include "cmd/keel/server/api.h"
+#include "cmd/keel/server/metrics.h"
+#include "cmd/keel/server/server.h"
+#include "core/driver_factory.h"
+#include "core/status_macros.h"
+
+namespace keel::cli::bench {
+namespace {
+
+namespace fs = std::filesystem;
+
+constexpr int kExitBaselineMissing = 77;  // CTest SKIP_RETURN_CODE.
+constexpr char kStream[] = "bench";
+
+struct HttpOptions {
+  bool quick = false;
+  std::string dir;
+  bool keep = false;
+  int connections = 50;
+  int client_threads = 1;
+  int io_threads = 2;
+  int blocking_threads = 64;
+  uint64_t payload_bytes = 100;
+  uint64_t batch = 100;
+  double warmup = 1.0;
+  double seconds = 6.0;
+  double batch_seconds = 5.0;
+  uint64_t redis_requests = 200'000;
+  uint64_t redis_pipelined_requests = 1'000'000;
+  int pipeline = 16;
+  std::vector<std::string> syncs = {"none", "always"};
+};
+
+template <typename T>
+T Pick(const po::variables_map& vars, const char* name, bool quick, T quick_value) {
+  if (quick && (vars.count(name) == 0 || vars[name].defaulted())) return quick_value;
+  return vars[name].as<T>();
+}
+
+absl::StatusOr<HttpOptions> OptionsFrom(const po::variables_map& vars) {
+  HttpOptions o;
+  o.quick = vars.count("quick") > 0;
+  const bool q = o.quick;
+  if (vars.count("dir")) o.dir = vars["dir"].as<std::string>();
+  o.keep = vars.count("keep") > 0;
+  o.connections = vars["http-connections"].as<int>();
+  o.client_threads = vars["http-client-threads"].as<int>();
+  o.io_threads = vars["http-io-threads"].as<int>();
+  o.blocking_threads = vars["http-blocking-threads"].as<int>();
+  o.payload_bytes = vars["http-payload-bytes"].as<uint64_t>();
+  o.batch = vars["http-batch"].as<uint64_t>();
+  o.warmup = Pick<double>(vars, "http-warmup", q, 0.3);
+  o.seconds = Pick<double>(vars, "http-seconds", q, 1.0);
+  o.batch_seconds = Pick<double>(vars, "http-batch-seconds", q, 1.0);
+  o.redis_requests = Pick<uint64_t>(vars, "http-redis-requests", q, 5'000);
+  o.redis_pipelined_requests = Pick<uint64_t>(vars, "http-redis-pipelined-requests", q, 20'000);
+  o.pipeline = vars["http-redis-pipeline"].as<int>();
+  const std::string syncs = vars["http-syncs"].as<std::string>();
+  o.syncs.clear();
+  for (absl::string_view s : absl::StrSplit(syncs, ',', absl::SkipEmpty())) {
+    if (s != "none" && s != "always") {
+      return absl::InvalidArgumentError(
+          absl::StrCat("--http-syncs: '", s, "' is not none or always"));
+    }
+    o.syncs.emplace_back(s);
+  }
+  if (o.syncs.empty()) return absl::InvalidArgumentError("--http-syncs names no mode");
+  if (o.connections < 1 || o.client_threads < 1 || o.io_threads < 1 || o.blocking_threads < 1 ||
+      o.batch < 1 || o.pipeline < 1 || o.redis_requests < 1 || o.redis_pipelined_requests < 1) {
+    return absl::InvalidArgumentError("counts must be at least 1");
+  }
+  if (o.payload_bytes < 1 || o.payload_bytes > 100'000) {
+    return absl::InvalidArgumentError("--http-payload-bytes must be 1..100000");
+  }
+  if (o.seconds <= 0 || o.batch_seconds <= 0 || o.warmup < 0) {
+    return absl::InvalidArgumentError("durations must be positive");
+  }
+  return o;
+}
+
+// The AOF fsync policy Redis runs with against a Keel sync mode.
+const char* AofFor(const std::string& sync) { return sync == "always" ? "always" : "everysec"; }
+
+// A printable payload: the same bytes for Redis and Keel.
+std::string Payload(size_t bytes) {
+  static constexpr char kAlphabet[] =
+      "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789";
+  std::mt19937_64 rng(20261130);
+  std::string out(bytes, 'x');
+  for (char& c : out) c = kAlphabet[rng() % (sizeof(kAlphabet) - 1)];
+  return out;
+}
+
+std::string EventJson(const std::string& payload) {
+  return absl::StrCat("{\"type\":\"bench.http\",\"data\":\"", payload, "\"}");
+}
+
+// ---------------------------------------------------------------- redis
+
+struct RedisFigures {
+  double single = 0;     // requests/s, -c N
+  double pipelined = 0;  // requests/s, -c N -P p
+  std::string single_command, pipelined_command, server_command;
+};
+
+std::string ShellQuote(const std::string& arg) {
+  if (!arg.empty() && arg.find_first_not_of("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
+                                            "0123456789-_./=:") == std::string::npos) {
+    return arg;
+  }
+  return absl::StrCat("'", arg, "'");
+}
+
+// The payload (last argument of redis-benchmark) is abbreviated.
+std::string CommandLine(const std::vector<std::string>& argv, const std::string& payload = "") {
+  std::vector<std::string> parts;
+  for (const std::string& arg : argv) {
+    if (!payload.empty() && arg == payload) {
+      parts.push_back(absl::StrCat("<", arg.size(), "-byte value>"));
+    } else {
+      parts.push_back(ShellQuote(arg));
+    }
+  }
+  return absl::StrJoin(parts, " ");
+}
+
+// The figure of redis-benchmark -q: "...: 46082.95 requests per second, ...".
+absl::StatusOr<double> ParseRequestsPerSecond(const std::string& output) {
+  const size_t at = output.rfind(" requests per second");
+  if (at == std::string::npos) {
+    return absl::InternalError(absl::StrCat("no 'requests per second' in redis-benchmark output: ",
+                                            output.substr(0, 500)));
+  }
+  size_t begin = at;
+  while (begin > 0 && (std::isdigit(static_cast<unsigned char>(output[begin - 1])) ||
+                       output[begin - 1] == '.')) {
+    --begin;
+  }
+  double rate = 0;
+  if (!absl::SimpleAtod(output.substr(begin, at - begin), &rate) || rate <= 0) {
+    return absl::InternalError(absl::StrCat("cannot parse redis-benchmark rate '",
+                                            output.substr(begin, at - begin), "'"));
+  }
+  return rate;
+}
+
+absl::StatusOr<RedisFigures> RunRedis(const HttpOptions& o, const std::string& server_path,
+                                      const std::string& benchmark_path, const std::string& aof,
+                                      const std::string& dir, const std::string& payload,
+                                      std::ostream& out) {
+  fs::create_directories(dir);
+  KEEL_ASSIGN_OR_RETURN(uint16_t port, FreeLoopbackPort());
+  const std::vector<std::string> server_argv = {
+      server_path, "--port", absl::StrCat(port), "--bind", "127.0.0.1", "--appendonly", "yes",
+      "--appendfsync", aof, "--save", "", "--dir", dir, "--daemonize", "no"};
+  RedisFigures figures;
+  figures.server_command = CommandLine(server_argv);
+  KEEL_ASSIGN_OR_RETURN(ChildProcess server,
+                        ChildProcess::Start(server_argv, (fs::path(dir) / "redis.log").string()));
+  KEEL_RETURN_IF_ERROR(WaitForListener(port, absl::Seconds(10)));
+  auto run = [&](uint64_t requests, int pipeline, std::string& command) -> absl::StatusOr<double> {
+    std::vector<std::string> argv = {benchmark_path, "-p", absl::StrCat(port), "-c",
+                                     absl::StrCat(o.connections), "-n", absl::StrCat(requests)};
+    if (pipeline > 1) {
+      argv.push_back("-P");
+      argv.push_back(absl::StrCat(pipeline));
+    }
+    for (const char* arg : {"-q", "XADD", "s", "*", "f"}) argv.push_back(arg);
+    argv.push_back(payload);
+    command = CommandLine(argv, payload);
+    KEEL_ASSIGN_OR_RETURN(RunOutput result, RunAndCapture(argv));
+    if (result.exit_code != 0) {
+      return absl::InternalError(absl::StrCat("redis-benchmark exited ", result.exit_code, ": ",
+                                              result.output.substr(0, 500)));
+    }
+    return ParseRequestsPerSecond(result.output);
+  };
+  KEEL_ASSIGN_OR_RETURN(figures.single, run(o.redis_requests, 1, figures.single_command));
+  out << absl::StrFormat("  %-44s %s\n", absl::StrCat("redis XADD, AOF ", aof, ", -c ",
+                                                       o.connections),
+                         EventsPerSecond(figures.single))
+      << std::flush;
+  KEEL_ASSIGN_OR_RETURN(figures.pipelined,
+                        run(o.redis_pipelined_requests, o.pipeline, figures.pipelined_command));
+  out << absl::StrFormat("  %-44s %s\n", absl::StrCat("redis XADD, AOF ", aof, ", -c ",
+                                                       o.connections, " -P ", o.pipeline),
+                         EventsPerSecond(figures.pipelined))
+      << std::flush;
+  server.Stop(SIGTERM, absl::Seconds(10));
+  return figures;
+}
+
+// ---------------------------------------------------------------- keel
+
+// The pieces of `keel daemon`, in this process.
+class InProcessDaemon {
+ public:
+  absl::Status Start(const std::string& path, const std::string& sync, const HttpOptions& o) {
+    DriverContext context;
+    context.on_store_write = [this](absl::Duration d) { metrics_.store_write_latency().Observe(d); };
+    Config config{{"store", "leveldb"}, {"store.path", path}, {"sync", sync}};
+    KEEL_ASSIGN_OR_RETURN(bus_, CreateBus("durable", config, context));
+    api_ = std::make_unique<server::Api>(*bus_, metrics_);
+    server::ServerOptions options;
+    options.host = "127.0.0.1";
+    options.port = 0;
+    options.io_threads = o.io_threads;
+    options.blocking_threads = o.blocking_threads;
+    server_ = std::make_unique<server::Server>(options, *api_, context.logger);
+    return server_->Start();
+  }
+  uint16_t port() const { return server_->port(); }
+  EventBus& bus() { return *bus_; }
+
+  // The daemon's shutdown order.
+  absl::Status Stop() {
+    if (server_ == nullptr) return absl::OkStatus();
+    api_->SetDraining();
+    server_->StopAccepting();
+    server_->DrainRequests(absl::Seconds(10));
+    absl::Status closed = bus_->Close(absl::Seconds(10));
+    server_->Stop(absl::Seconds(10));
+    server_.reset();
+    return closed;
+  }
+  ~InProcessDaemon() { Stop().IgnoreError(); }
+
+ private:
+  server::Metrics metrics_;
+  std::unique_ptr<EventBus> bus_;
+  std::unique_ptr<server::Api> api_;
+  std::unique_ptr<server::Server> server_;
+};
+
+struct KeelFigures {
+  double single = 0;  // events/s
+  double batch = 0;   // events/s
+  uint64_t requests_single = 0, requests_batch = 0;
+};
+
+absl::StatusOr<LoadResult> Drive(const HttpOptions& o, uint16_t port, const std::string& body,
+                                 double seconds) {
+  LoadOptions load;
+  load.port = port;
+  load.connections = o.connections;
+  load.threads = o.client_threads;
+  load.request = JsonPostRequest("127.0.0.1", absl::StrCat("/v1/streams/", kStream, "/events"), body);
+  load.expected_status = 201;
+  load.warmup_seconds = o.warmup;
+  load.seconds = seconds;
+  KEEL_ASSIGN_OR_RETURN(LoadResult result, RunHttpLoad(load));
+  if (result.bad > 0 || result.io_errors > 0 || result.good == 0) {
+    return absl::InternalError(absl::StrCat(
+        "publish load: ", result.bad, " non-201 responses, ", result.io_errors,
+        " connection errors, ", result.good, " 201s counted; first: ", result.first_bad_response));
+  }
+  return result;
+}
+
+absl::StatusOr<KeelFigures> RunKeel(const HttpOptions& o, const std::string& sync,
+                                    const std::string& path, const std::string& payload,
+                                    std::ostream& out) {
+  InProcessDaemon daemon;
+  KEEL_RETURN_IF_ERROR(daemon.Start(path, sync, o));
+  KeelFigures figures;
+  const std::string event = EventJson(payload);
+  KEEL_ASSIGN_OR_RETURN(LoadResult single, Drive(o, daemon.port(), event, o.seconds));
+  figures.single = single.rate();
+  const uint64_t single_total = single.statuses[201];
+  out << absl::StrFormat("  %-44s %s  (%s requests in %s, %s in total)\n",
+                         absl::StrCat("keel sync=", sync, ", 1 event/request, ", o.connections,
+                                      " conn"),
+                         EventsPerSecond(figures.single), Thousands(single.good),
+                         Duration(single.seconds), Thousands(single_total))
+      << std::flush;
+  std::string batch_body = "[";
+  for (uint64_t i = 0; i < o.batch; ++i) {
+    if (i > 0) batch_body += ",";
+    batch_body += event;
+  }
+  batch_body += "]";
+  KEEL_ASSIGN_OR_RETURN(LoadResult batch, Drive(o, daemon.port(), batch_body, o.batch_seconds));
+  figures.batch = batch.rate() * static_cast<double>(o.batch);
+  const uint64_t batch_total = batch.statuses[201];
+  out << absl::StrFormat("  %-44s %s  (%s requests in %s, %s in total)\n",
+                         absl::StrCat("keel sync=", sync, ", ", o.batch, " events/request, ",
+                                      o.connections, " conn"),
+                         EventsPerSecond(figures.batch), Thousands(batch.good),
+                         Duration(batch.seconds), Thousands(batch_total))
+      << std::flush;
+  // Every acknowledged event must be in the stream, and nothing else.
+  const uint64_t expected = single_total + batch_total * o.batch;
+  KEEL_ASSIGN_OR_RETURN(StreamInfo info, daemon.bus().replayer()->Bounds(kStream));
+  if (info.count != expected || info.last_sequence != expected) {
+    return absl::InternalError(absl::StrCat("the stream holds ", info.count,
+                                            " events (last sequence ", info.last_sequence,
+                                            ") but ", expected, " were acknowledged"));
+  }
+  figures.requests_single = single_total;
+  figures.requests_batch = batch_total;
+  KEEL_RETURN_IF_ERROR(daemon.Stop());
+  return figures;
+}
+
+// ---------------------------------------------------------------- the mode
+
+class HttpBench final : public BenchMode {
+ public:
+  absl::string_view name() const override { return "http"; }
+  absl::string_view summary() const override {
+    return "HTTP publish (1 and 100 events/request, 50 connections) vs redis XADD, same run";
+  }
+  void AddOptions(po::options_description& options) const override {
+    options.add_options()
+        ("http-connections", po::value<int>()->default_value(50),
+         "keep-alive connections of the load generator and redis-benchmark -c")
+        ("http-client-threads", po::value<int>()->default_value(1),
+         "threads of the load generator")
+        ("http-io-threads", po::value<int>()->default_value(2), "the daemon's I/O threads")
+        ("http-blocking-threads", po::value<int>()->default_value(64),
+         "the daemon's blocking-pool threads")
+        ("http-payload-bytes", po::value<uint64_t>()->default_value(100),
+         "bytes of the data string (and of the redis field value)")
+        ("http-batch", po::value<uint64_t>()->default_value(100), "events per batch request")
+        ("http-warmup", po::value<double>()->default_value(1.0),
+         "seconds of load before each counted window (--quick: 0.3)")
+        ("http-seconds", po::value<double>()->default_value(6.0),
+         "counted seconds of the 1-event case (--quick: 1)")
+        ("http-batch-seconds", po::value<double>()->default_value(5.0),
+         "counted seconds of the batch case (--quick: 1)")
+        ("http-redis-requests", po::value<uint64_t>()->default_value(200'000),
+         "redis-benchmark -n without pipelining (--quick: 5000)")
+        ("http-redis-pipelined-requests", po::value<uint64_t>()->default_value(1'000'000),
+         "redis-benchmark -n with -P (--quick: 20000)")
+        ("http-redis-pipeline", po::value<int>()->default_value(16), "redis-benchmark -P")
+        ("http-syncs", po::value<std::string>()->default_value("none,always"),
+         "keel sync modes to run (none pairs with AOF everysec, always with AOF always)");
+    // Shared with other modes (bench_command.cc registers each name once).
+    options.add_options()
+        ("quick", "a small smoke run for CI; figures are not meaningful")
+        ("dir", po::value<std::string>(),
+         "parent directory for the stores (default: the system temp dir)")
+        ("keep", "keep the stores instead of removing them");
+  }
+
+  int Run(const po::variables_map& vars, CommandIo& io) const override {
+    absl::StatusOr<HttpOptions> options = OptionsFrom(vars);
+    if (!options.ok()) {
+      io.err << "keel bench http: " << options.status().message() << "\n";
+      return kExitUsage;
+    }
+    bool baseline_missing = false;
+    absl::Status status = RunAll(*options, io.out, baseline_missing);
+    if (!status.ok()) {
+      io.err << "keel bench http: " << status << "\n";
+      return kExitFailure;
+    }
+    if (baseline_missing) {
+      io.err << "keel bench http: the Redis baseline is missing (redis-server and "
+                "redis-benchmark must be on PATH); exit "
+             << kExitBaselineMissing << "\n";
+      return kExitBaselineMissing;
+    }
+    return kExitOk;
+  }
+
+ private:
+  absl::Status RunAll(const HttpOptions& o, std::ostream& out, bool& baseline_missing) const;
+};
+
+absl::Status HttpBench::RunAll(const HttpOptions& o, std::ostream& out,
+                               bool& baseline_missing) const {
+  std::error_code ec;
+  const fs::path parent = o.dir.empty() ? fs::temp_directory_path() : fs::path(o.dir);
+  fs::create_directories(parent, ec);
+  std::string root_template = (parent / "keel-bench-http-XXXXXX").string();
+  if (::mkdtemp(root_template.data()) == nullptr) {
+    return absl::UnavailableError(absl::StrCat("cannot create a directory in ", parent.string()));
+  }
+  const std::string root = root_template;
+  struct Cleanup {
+    std::string root;
+    bool keep;
+    ~Cleanup() {
+      std::error_code ignored;
+      if (!keep) fs::remove_all(root, ignored);
+    }
+  } cleanup{root, o.keep};
+
+  const std::string redis_server = FindProgram("redis-server");
+  const std::string redis_benchmark = FindProgram("redis-benchmark");
+  baseline_missing = redis_server.empty() || redis_benchmark.empty();
+  std::string redis_version;
+  if (!baseline_missing) {
+    absl::StatusOr<RunOutput> version = RunAndCapture({redis_server, "--version"});
+    if (version.ok()) redis_version = std::string(absl::StripTrailingAsciiWhitespace(version->output));
+  }
+  const std::string payload = Payload(o.payload_bytes);
+
+  out << "keel bench http" << (o.quick ? " --quick (smoke run: figures are not meaningful)" : "")
+      << "\n"
+      << "  keel: in-process daemon (durable driver, LevelDB under " << root << "), "
+      << o.io_threads << " I/O + " << o.blocking_threads << " blocking threads; load generator "
+      << o.connections << " keep-alive connections on " << o.client_threads
+      << " client thread(s), one request in flight each\n"
+      << "  body: {\"type\":\"bench.http\",\"data\":\"<" << o.payload_bytes
+      << " chars>\"} per event; batch = JSON array of " << o.batch << "\n"
+      << "  baseline: "
+      << (baseline_missing ? std::string("MISSING (redis-server / redis-benchmark not on PATH)")
+                           : redis_version)
+      << "\n  machine: " << std::thread::hardware_concurrency()
+      << " CPUs, shared by the server, the clients and redis\n";
+
+  ResultTable table;
+  std::vector<std::string> commands;
+  for (const std::string& sync : o.syncs) {
+    const std::string aof = AofFor(sync);
+    out << "\n[sync=" << sync << " vs AOF " << aof << "]\n" << std::flush;
+    std::optional<RedisFigures> redis;
+    if (!baseline_missing) {
+      KEEL_ASSIGN_OR_RETURN(RedisFigures figures,
+                            RunRedis(o, redis_server, redis_benchmark, aof,
+                                     (fs::path(root) / absl::StrCat("redis-", aof)).string(),
+                                     payload, out));
+      commands.push_back(figures.server_command);
+      commands.push_back(figures.single_command);
+      commands.push_back(figures.pipelined_command);
+      redis = figures;
+    }
+    KEEL_ASSIGN_OR_RETURN(KeelFigures keel,
+                          RunKeel(o, sync, (fs::path(root) / absl::StrCat("keel-", sync)).string(),
+                                  payload, out));
+    auto row = [&](std::string label, double keel_rate, double redis_rate,
+                   const std::string& redis_label) {
+      ResultRow r;
+      r.label = std::move(label);
+      r.figure = EventsPerSecond(keel_rate);
+      if (redis) {
+        r.baseline = absl::StrCat(redis_label, ": ", EventsPerSecond(redis_rate));
+        r.ratio = keel_rate / redis_rate;
+        r.ratio_suffix = "x";
+        r.goal = ResultRow::Goal::kAtLeast;
+        r.target = 1.0;
+      } else {
+        r.baseline = "redis: MISSING";
+      }
+      table.Add(std::move(r));
+    };
+    row(absl::StrCat("publish sync=", sync, ", 1 ev/req, c=", o.connections), keel.single,
+        redis ? redis->single : 0, absl::StrCat("XADD AOF ", aof, " c=", o.connections));
+    row(absl::StrCat("publish sync=", sync, ", ", o.batch, " ev/req, c=", o.connections),
+        keel.batch, redis ? redis->pipelined : 0,
+        absl::StrCat("XADD AOF ", aof, " c=", o.connections, " P=", o.pipeline));
+  }
+
+  out << "\n" << std::flush;
+  const int misses = table.Print(out);
+  out << "\nrates are events/s (redis: XADD requests/s; one XADD = one event); ratio = keel / "
+         "redis. "
+      << (baseline_missing ? std::string("Baseline missing: no targets checked.")
+          : misses == 0    ? std::string("All targets met.")
+                           : absl::StrCat(misses, " target(s) missed."))
+      << " Targets are printed, not asserted.\n";
+  if (!commands.empty()) {
+    out << "redis commands:\n";
+    for (const std::string& c : commands) out << "  " << c << "\n";
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace
+
+std::unique_ptr<BenchMode> NewHttpBench() { return std::make_unique<HttpBench>(); }
+
+}  // namespace keel::cli::bench

@@ -11,7 +11,11 @@ std::vector<std::unique_ptr<Command>> BuiltinCommands() {
   commands.push_back(NewBenchCommand());
   commands.push_back(NewDaemonCommand());
   commands.push_back(NewDriversCommand());
+  commands.push_back(NewPublishCommand());
+  commands.push_back(NewReplayCommand());
   commands.push_back(NewSelftestCommand());
+  commands.push_back(NewStreamsCommand());
+  commands.push_back(NewTailCommand());
   commands.push_back(NewVersionCommand());
   return commands;
 }

@@ -45,8 +45,12 @@ std::vector<std::unique_ptr<Command>> BuiltinCommands();
 std::unique_ptr<Command> NewBenchCommand();  // cmd/keel/bench/
 std::unique_ptr<Command> NewDaemonCommand();
 std::unique_ptr<Command> NewDriversCommand();
+std::unique_ptr<Command> NewPublishCommand();  // cmd/keel/client/ over HTTP
+std::unique_ptr<Command> NewReplayCommand();
 std::unique_ptr<Command> NewVersionCommand();
 std::unique_ptr<Command> NewSelftestCommand();
+std::unique_ptr<Command> NewStreamsCommand();
+std::unique_ptr<Command> NewTailCommand();
 
 // The `--driver NAME` and repeated `--driver-option key=value` options every
 // command that opens a bus shares, and their conversion to a Config.

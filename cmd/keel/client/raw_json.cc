@@ -1,0 +1,87 @@
+#include "cmd/keel/client/raw_json.h"
+
+#include "absl/strings/ascii.h"
+
+namespace keel::client {
+namespace {
+
+size_t SkipSpace(absl::string_view text, size_t pos) {
+  while (pos < text.size() && absl::ascii_isspace(text[pos])) ++pos;
+  return pos;
+}
+
+// Position just past the string starting at `pos` (a quote).
+size_t SkipString(absl::string_view text, size_t pos) {
+  for (++pos; pos < text.size(); ++pos) {
+    if (text[pos] == '\\') {
+      ++pos;
+    } else if (text[pos] == '"') {
+      return pos + 1;
+    }
+  }
+  return text.size();
+}
+
+// Position just past the value starting at `pos`.
+size_t SkipValue(absl::string_view text, size_t pos) {
+  if (pos >= text.size()) return pos;
+  if (text[pos] == '"') return SkipString(text, pos);
+  if (text[pos] == '{' || text[pos] == '[') {
+    int depth = 0;
+    while (pos < text.size()) {
+      const char c = text[pos];
+      if (c == '"') {
+        pos = SkipString(text, pos);
+        continue;
+      }
+      if (c == '{' || c == '[') ++depth;
+      if (c == '}' || c == ']') {
+        if (--depth == 0) return pos + 1;
+      }
+      ++pos;
+    }
+    return pos;
+  }
+  while (pos < text.size() && text[pos] != ',' && text[pos] != '}' && text[pos] != ']' &&
+         !absl::ascii_isspace(text[pos])) {
+    ++pos;
+  }
+  return pos;
+}
+
+}  // namespace
+
+std::optional<absl::string_view> RawMember(absl::string_view object, absl::string_view key) {
+  size_t pos = SkipSpace(object, 0);
+  if (pos >= object.size() || object[pos] != '{') return std::nullopt;
+  pos = SkipSpace(object, pos + 1);
+  while (pos < object.size() && object[pos] == '"') {
+    const size_t key_end = SkipString(object, pos);
+    const absl::string_view name = object.substr(pos + 1, key_end - pos - 2);
+    pos = SkipSpace(object, key_end);
+    if (pos >= object.size() || object[pos] != ':') return std::nullopt;
+    pos = SkipSpace(object, pos + 1);
+    const size_t value_end = SkipValue(object, pos);
+    if (name == key) return object.substr(pos, value_end - pos);
+    pos = SkipSpace(object, value_end);
+    if (pos < object.size() && object[pos] == ',') pos = SkipSpace(object, pos + 1);
+  }
+  return std::nullopt;
+}
+
+std::vector<absl::string_view> RawElements(absl::string_view array) {
+  std::vector<absl::string_view> elements;
+  size_t pos = SkipSpace(array, 0);
+  if (pos >= array.size() || array[pos] != '[') return elements;
+  pos = SkipSpace(array, pos + 1);
+  while (pos < array.size() && array[pos] != ']') {
+    const size_t end = SkipValue(array, pos);
+    if (end == pos) break;
+    elements.push_back(array.substr(pos, end - pos));
+    pos = SkipSpace(array, end);
+    if (pos < array.size() && array[pos] == ',') pos = SkipSpace(array, pos + 1);
+  }
+  return elements;
+}
+
+}  // namespace keel::client

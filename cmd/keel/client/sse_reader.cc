@@ -1,0 +1,206 @@
+// SseReader on Beast: a response_parser<buffer_body> reads the body in
+// chunks that are fed to SseParser; Next() runs the private io_context one
+// handler at a time so that a read can stay pending across calls.
+#include "cmd/keel/client/sse_reader.h"
+
+#include <limits>
+
+#include <boost/asio/io_context.hpp>
+#include <boost/asio/ip/tcp.hpp>
+#include <boost/beast/core.hpp>
+#include <boost/beast/http.hpp>
+
+#include "absl/strings/ascii.h"
+#include "absl/strings/match.h"
+#include "absl/strings/str_cat.h"
+#include "cmd/keel/client/errors.h"
+#include "core/errors.h"
+
+namespace keel::client {
+namespace {
+
+namespace beast = boost::beast;
+namespace http = beast::http;
+namespace net = boost::asio;
+using tcp = net::ip::tcp;
+
+constexpr size_t kMaxErrorBody = 1 << 20;
+
+std::chrono::nanoseconds ToChrono(absl::Duration d) {
+  return absl::ToChronoNanoseconds(std::max(d, absl::ZeroDuration()));
+}
+
+}  // namespace
+
+std::string SseTarget(const SseOptions& options) {
+  std::vector<std::pair<std::string, std::string>> query;
+  if (!options.after.empty()) query.emplace_back("after", options.after);
+  if (!options.tenant.empty()) query.emplace_back("tenant", options.tenant);
+  if (!options.type.empty()) query.emplace_back("type", options.type);
+  return BuildTarget({"v1", "streams", options.stream, "sse"}, query);
+}
+
+class SseReader::Impl {
+ public:
+  Impl(std::string host, uint16_t port) : host_(std::move(host)), port_(port), stream_(ioc_) {
+    parser_.body_limit(std::numeric_limits<std::uint64_t>::max());
+  }
+
+  absl::Status Open(const SseOptions& options) {
+    beast::error_code ec;
+    tcp::resolver resolver(ioc_);
+    tcp::resolver::results_type endpoints;
+    resolver.async_resolve(host_, std::to_string(port_),
+                           [&](beast::error_code e, tcp::resolver::results_type results) {
+                             ec = e;
+                             endpoints = std::move(results);
+                           });
+    RunToCompletion();
+    if (ec) return Transport("cannot resolve", ec);
+    stream_.expires_after(ToChrono(options.connect_timeout));
+    stream_.async_connect(endpoints, [&](beast::error_code e, const tcp::endpoint&) { ec = e; });
+    RunToCompletion();
+    if (ec) return Transport("cannot connect to", ec);
+
+    http::request<http::empty_body> request(http::verb::get, SseTarget(options), 11);
+    request.set(http::field::host, absl::StrCat(host_, ":", port_));
+    request.set(http::field::user_agent, "keel-client");
+    request.set(http::field::accept, "text/event-stream");
+    request.set(http::field::cache_control, "no-cache");
+    if (!options.last_event_id.empty()) request.set("Last-Event-ID", options.last_event_id);
+    for (const auto& [name, value] : options.headers) request.set(name, value);
+    http::async_write(stream_, request, [&](beast::error_code e, size_t) { ec = e; });
+    RunToCompletion();
+    if (ec) return Transport("cannot send request to", ec);
+
+    http::async_read_header(stream_, buffer_, parser_, [&](beast::error_code e, size_t) { ec = e; });
+    RunToCompletion();
+    if (ec) return Transport("no response from", ec);
+
+    const auto& head = parser_.get();
+    if (head.result_int() != 200) return ReadError();
+    const std::string content_type = absl::AsciiStrToLower(
+        std::string(head[http::field::content_type]));
+    if (!absl::StartsWith(content_type, "text/event-stream")) {
+      return absl::InternalError(absl::StrCat("expected text/event-stream from ", host_, ":",
+                                              port_, ", got '", content_type, "'"));
+    }
+    stream_.expires_never();
+    return absl::OkStatus();
+  }
+
+  absl::StatusOr<SseFrame> Next(absl::Duration timeout) {
+    const absl::Time deadline = absl::Now() + timeout;
+    while (true) {
+      if (std::optional<SseFrame> frame = parser_sse_.Pop()) {
+        if (frame->retry_ms) retry_ = absl::Milliseconds(*frame->retry_ms);
+        if (frame->id) last_event_id_ = *frame->id;
+        return *std::move(frame);
+      }
+      if (!end_.ok()) return end_;
+      if (!read_pending_) StartRead();
+      const absl::Duration remaining = deadline - absl::Now();
+      if (remaining <= absl::ZeroDuration()) {
+        return absl::DeadlineExceededError(absl::StrCat("no SSE frame within ", absl::FormatDuration(timeout)));
+      }
+      ioc_.restart();
+      ioc_.run_one_for(ToChrono(remaining));
+    }
+  }
+
+  void Close() {
+    if (!end_.ok() && closed_) return;
+    closed_ = true;
+    if (end_.ok()) end_ = absl::CancelledError("the SSE reader was closed");
+    beast::error_code ignored;
+    stream_.socket().shutdown(tcp::socket::shutdown_both, ignored);
+    stream_.close();
+  }
+
+  const std::string& last_event_id() const { return last_event_id_; }
+  std::optional<absl::Duration> retry() const { return retry_; }
+
+ private:
+  void RunToCompletion() {
+    ioc_.restart();
+    ioc_.run();
+  }
+
+  absl::Status Transport(absl::string_view what, const beast::error_code& ec) const {
+    const std::string message = absl::StrCat(what, " ", host_, ":", port_, ": ", ec.message());
+    if (ec == beast::error::timeout) return absl::DeadlineExceededError(message);
+    return Unavailable(message);
+  }
+
+  // Reads the (bounded) body of a non-200 answer into an error status.
+  absl::Status ReadError() {
+    ClientResponse response;
+    response.status = static_cast<int>(parser_.get().result_int());
+    for (const auto& field : parser_.get()) {
+      response.headers.emplace_back(absl::AsciiStrToLower(std::string(field.name_string())),
+                                    std::string(field.value()));
+    }
+    char chunk[4096];
+    beast::error_code ec;
+    while (!parser_.is_done() && response.body.size() < kMaxErrorBody) {
+      parser_.get().body().data = chunk;
+      parser_.get().body().size = sizeof(chunk);
+      http::async_read_some(stream_, buffer_, parser_, [&](beast::error_code e, size_t) { ec = e; });
+      RunToCompletion();
+      response.body.append(chunk, sizeof(chunk) - parser_.get().body().size);
+      if (ec == http::error::need_buffer) ec = {};
+      if (ec) break;
+    }
+    Close();
+    return ErrorFromResponse(response);
+  }
+
+  void StartRead() {
+    read_pending_ = true;
+    parser_.get().body().data = chunk_;
+    parser_.get().body().size = sizeof(chunk_);
+    http::async_read_some(stream_, buffer_, parser_, [this](beast::error_code ec, size_t) {
+      read_pending_ = false;
+      parser_sse_.Feed(absl::string_view(chunk_, sizeof(chunk_) - parser_.get().body().size));
+      if (ec == http::error::need_buffer) ec = {};
+      if (ec == http::error::end_of_stream || ec == net::error::eof ||
+          (!ec && parser_.is_done())) {
+        end_ = Unavailable(absl::StrCat("the server at ", host_, ":", port_,
+                                        " ended the SSE stream"));
+      } else if (ec) {
+        end_ = Transport("SSE connection to", ec);
+      }
+    });
+  }
+
+  const std::string host_;
+  const uint16_t port_;
+  net::io_context ioc_;
+  beast::tcp_stream stream_;
+  beast::flat_buffer buffer_;
+  http::response_parser<http::buffer_body> parser_;
+  SseParser parser_sse_;
+  char chunk_[16 << 10];
+  bool read_pending_ = false;
+  bool closed_ = false;
+  absl::Status end_;  // Non-OK once the stream ended.
+  std::optional<absl::Duration> retry_;
+  std::string last_event_id_;  // Of the last frame Next() returned.
+};
+
+absl::StatusOr<std::unique_ptr<SseReader>> SseReader::Open(const std::string& host, uint16_t port,
+                                                           const SseOptions& options) {
+  auto impl = std::make_unique<Impl>(host, port);
+  if (absl::Status opened = impl->Open(options); !opened.ok()) return opened;
+  return std::unique_ptr<SseReader>(new SseReader(std::move(impl)));
+}
+
+SseReader::SseReader(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
+SseReader::~SseReader() = default;
+
+absl::StatusOr<SseFrame> SseReader::Next(absl::Duration timeout) { return impl_->Next(timeout); }
+const std::string& SseReader::last_event_id() const { return impl_->last_event_id(); }
+std::optional<absl::Duration> SseReader::retry() const { return impl_->retry(); }
+void SseReader::Close() { impl_->Close(); }
+
+}  // namespace keel::client

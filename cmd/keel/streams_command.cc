@@ -1,0 +1,90 @@
+// `keel streams`: lists a running daemon's streams (one JSON object per
+// line), or prints the bounds of one stream.
+//
+//   keel streams --prefix orders.
+//   keel streams orders
+#include <ostream>
+
+#include <boost/json.hpp>
+#include <boost/program_options/value_semantic.hpp>
+
+#include "absl/strings/str_cat.h"
+#include "cmd/keel/client/errors.h"
+#include "cmd/keel/client/http_client.h"
+#include "cmd/keel/client/raw_json.h"
+#include "cmd/keel/command.h"
+
+namespace keel::cli {
+namespace {
+
+namespace json = boost::json;
+
+class StreamsCommand : public Command {
+ public:
+  absl::string_view name() const override { return "streams"; }
+  absl::string_view summary() const override {
+    return "list a running daemon's streams, or show the bounds of one (keel streams NAME)";
+  }
+  void AddOptions(po::options_description& options) const override {
+    options.add_options()
+        ("server", po::value<std::string>()->default_value("127.0.0.1:8080"),
+         "daemon address, HOST:PORT")
+        ("prefix", po::value<std::string>(), "only streams whose name starts with this")
+        ("limit", po::value<size_t>(), "at most this many streams")
+        ("stream", po::value<std::string>(), "show this stream's bounds (also positional)");
+  }
+  std::vector<std::string> Positionals() const override { return {"stream"}; }
+
+  int Run(const po::variables_map& vars, CommandIo& io) const override {
+    absl::StatusOr<client::ServerAddress> server =
+        client::ParseServerAddress(vars["server"].as<std::string>());
+    if (!server.ok()) {
+      io.err << "keel streams: " << server.status().message() << "\n";
+      return kExitUsage;
+    }
+    const bool one = vars.count("stream") > 0;
+    if (one && (vars.count("prefix") || vars.count("limit"))) {
+      io.err << "keel streams: --prefix and --limit list streams; drop them to show one stream\n";
+      return kExitUsage;
+    }
+    std::string target;
+    if (one) {
+      target = client::BuildTarget({"v1", "streams", vars["stream"].as<std::string>()});
+    } else {
+      std::vector<std::pair<std::string, std::string>> query;
+      if (vars.count("prefix")) query.emplace_back("prefix", vars["prefix"].as<std::string>());
+      if (vars.count("limit")) query.emplace_back("limit", absl::StrCat(vars["limit"].as<size_t>()));
+      target = client::BuildTarget({"v1", "streams"}, query);
+    }
+    client::HttpClient http(server->host, server->port);
+    absl::StatusOr<client::ClientResponse> response = http.Get(target);
+    absl::Status status = response.ok() ? client::ErrorFromResponse(*response) : response.status();
+    if (status.ok()) {
+      boost::system::error_code ec;
+      json::value root = json::parse(response->body, ec);
+      if (ec || !root.is_object() || (!one && !client::RawMember(response->body, "streams"))) {
+        status = absl::InternalError(
+            absl::StrCat("unexpected answer from the daemon: ", response->body.substr(0, 200)));
+      }
+    }
+    if (!status.ok()) {
+      io.err << "keel streams: " << client::DescribeError(status) << "\n";
+      return kExitFailure;
+    }
+    if (one) {
+      io.out << response->body << "\n";
+    } else {
+      for (absl::string_view info :
+           client::RawElements(*client::RawMember(response->body, "streams"))) {
+        io.out << info << "\n";
+      }
+    }
+    return kExitOk;
+  }
+};
+
+}  // namespace
+
+std::unique_ptr<Command> NewStreamsCommand() { return std::make_unique<StreamsCommand>(); }
+
+}  // namespace keel::cli

@@ -1,0 +1,93 @@
+// `keel tail`: follows a stream of a running daemon over SSE and prints each
+// event as a JSON line. On a disconnect (daemon restart, network) it
+// reconnects with Last-Event-ID and continues exactly after the last event
+// it printed. Retention gaps (`keel.gap`) and reconnects are reported on
+// stderr.
+//
+//   keel tail --stream orders                  # new events from now on
+//   keel tail --stream orders --after earliest --count 10
+#include <ostream>
+
+#include <boost/program_options/value_semantic.hpp>
+
+#include "absl/strings/str_cat.h"
+#include "cmd/keel/client/errors.h"
+#include "cmd/keel/client/follow.h"
+#include "cmd/keel/client/http_client.h"
+#include "cmd/keel/command.h"
+
+namespace keel::cli {
+namespace {
+
+class TailCommand : public Command {
+ public:
+  absl::string_view name() const override { return "tail"; }
+  absl::string_view summary() const override {
+    return "follow a stream of a running daemon over SSE (resumes after reconnects)";
+  }
+  void AddOptions(po::options_description& options) const override {
+    options.add_options()
+        ("server", po::value<std::string>()->default_value("127.0.0.1:8080"),
+         "daemon address, HOST:PORT")
+        ("stream", po::value<std::string>(), "stream to follow (required)")
+        ("after", po::value<std::string>()->default_value("latest"),
+         "start after this position: earliest, latest or a cursor")
+        ("tenant", po::value<std::string>(), "only events of this tenant")
+        ("type", po::value<std::string>(), "only events whose type starts with this")
+        ("count", po::value<size_t>(), "exit after printing this many events")
+        ("retries", po::value<int>()->default_value(10),
+         "consecutive reconnect attempts before giving up");
+  }
+
+  int Run(const po::variables_map& vars, CommandIo& io) const override {
+    absl::StatusOr<client::ServerAddress> server =
+        client::ParseServerAddress(vars["server"].as<std::string>());
+    if (!server.ok()) {
+      io.err << "keel tail: " << server.status().message() << "\n";
+      return kExitUsage;
+    }
+    if (!vars.count("stream")) {
+      io.err << "keel tail: --stream is required\n";
+      return kExitUsage;
+    }
+    const size_t count = vars.count("count") ? vars["count"].as<size_t>() : 0;
+    if (vars.count("count") && count == 0) {
+      io.err << "keel tail: --count must be at least 1\n";
+      return kExitUsage;
+    }
+    client::FollowOptions options;
+    options.stream = vars["stream"].as<std::string>();
+    options.after = vars["after"].as<std::string>();
+    if (vars.count("tenant")) options.tenant = vars["tenant"].as<std::string>();
+    if (vars.count("type")) options.type = vars["type"].as<std::string>();
+    options.max_retries = vars["retries"].as<int>();
+    options.on_reconnect = [&io](const absl::Status& reason, absl::Duration wait, int attempt) {
+      io.err << "keel tail: " << client::DescribeError(reason) << "; reconnecting in "
+             << absl::FormatDuration(wait) << " (attempt " << attempt << ")" << std::endl;
+    };
+    size_t printed = 0;
+    absl::Status status = client::FollowStream(
+        server->host, server->port, options, [&](const client::SseFrame& frame) {
+          if (frame.event == "keel.gap" || frame.event == "keel.error" ||
+              frame.event == "keel.notice") {
+            io.err << frame.event << ": " << frame.data << std::endl;
+            return true;
+          }
+          io.out << frame.data << "\n";
+          io.out.flush();
+          ++printed;
+          return count == 0 || printed < count;
+        });
+    if (!status.ok()) {
+      io.err << "keel tail: " << client::DescribeError(status) << "\n";
+      return kExitFailure;
+    }
+    return kExitOk;
+  }
+};
+
+}  // namespace
+
+std::unique_ptr<Command> NewTailCommand() { return std::make_unique<TailCommand>(); }
+
+}  // namespace keel::cli

@@ -1,0 +1,206 @@
+// keel::cli::Main, driven in-process with string streams: the command list,
+// per-command help, exit codes, driver selection and --config handling.
+#include "cmd/keel/cli.h"
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <boost/program_options/options_description.hpp>
+#include <fstream>
+#include <memory>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "cmd/keel/command.h"
+#include "core/driver_factory.h"
+#include "tests/testing/temp_dir.h"
+
+namespace keel::cli {
+namespace {
+
+using ::testing::AllOf;
+using ::testing::HasSubstr;
+using ::testing::IsEmpty;
+using ::testing::Not;
+
+struct Result {
+  int code = -1;
+  std::string out;
+  std::string err;
+};
+
+Result RunKeel(std::vector<std::string> args) {
+  args.insert(args.begin(), "keel");
+  std::vector<const char*> argv;
+  for (const std::string& arg : args) argv.push_back(arg.c_str());
+  argv.push_back(nullptr);
+  std::ostringstream out, err;
+  Result result;
+  result.code = Main(static_cast<int>(args.size()), argv.data(), out, err);
+  result.out = out.str();
+  result.err = err.str();
+  return result;
+}
+
+std::string WriteFile(const testing::TempDir& dir, const std::string& name,
+                      const std::string& text) {
+  std::string path = dir.Sub(name);
+  std::ofstream(path) << text;
+  return path;
+}
+
+// Every run of whitespace (including line breaks) becomes one space.
+std::string CollapseSpaces(const std::string& text) {
+  std::string out;
+  for (char c : text) {
+    const bool space = c == ' ' || c == '\n' || c == '\t';
+    if (!space) {
+      out.push_back(c);
+    } else if (!out.empty() && out.back() != ' ') {
+      out.push_back(' ');
+    }
+  }
+  return out;
+}
+
+TEST(CliTest, DriversListsRegisteredDriversWithDescriptions) {
+  Result r = RunKeel({"drivers"});
+  EXPECT_EQ(r.code, kExitOk) << r.err;
+  EXPECT_THAT(r.out, HasSubstr("memory\tbounded in-memory ring"));
+  for (const std::string& name : DriverRegistry().RegisteredNames()) {
+    EXPECT_THAT(r.out, HasSubstr(name + "\t"));
+  }
+}
+
+TEST(CliTest, HelpListsEveryCommand) {
+  Result r = RunKeel({"--help"});
+  EXPECT_EQ(r.code, kExitOk);
+  std::vector<std::unique_ptr<Command>> commands = BuiltinCommands();
+  ASSERT_THAT(commands, Not(IsEmpty()));
+  for (const auto& command : commands) {
+    EXPECT_THAT(r.out, HasSubstr("  " + std::string(command->name()) + " "));
+    EXPECT_THAT(r.out, HasSubstr(std::string(command->summary())));
+  }
+  EXPECT_EQ(RunKeel({"help"}).out, r.out);
+  EXPECT_EQ(RunKeel({"-h"}).out, r.out);
+}
+
+TEST(CliTest, NoCommandIsAUsageError) {
+  Result r = RunKeel({});
+  EXPECT_EQ(r.code, kExitUsage);
+  EXPECT_THAT(r.err, HasSubstr("Usage: keel <command>"));
+  EXPECT_THAT(r.out, IsEmpty());
+}
+
+TEST(CliTest, CommandHelpDescribesEveryOption) {
+  for (const auto& command : BuiltinCommands()) {
+    const std::string name(command->name());
+    SCOPED_TRACE(name);
+    Result r = RunKeel({name, "--help"});
+    EXPECT_EQ(r.code, kExitOk) << r.err;
+    EXPECT_THAT(r.out, HasSubstr(std::string(command->summary())));
+    EXPECT_THAT(r.out, AllOf(HasSubstr("--help"), HasSubstr("--config")));
+    po::options_description options;
+    command->AddOptions(options);
+    for (const auto& option : options.options()) {
+      EXPECT_THAT(r.out, HasSubstr("--" + option->long_name()));
+      EXPECT_THAT(option->description(), Not(IsEmpty())) << option->long_name();
+      // Help wraps descriptions across lines; compare with whitespace collapsed.
+      EXPECT_THAT(CollapseSpaces(r.out), HasSubstr(CollapseSpaces(option->description())));
+    }
+  }
+}
+
+TEST(CliTest, SelftestHelpNamesItsOptions) {
+  // Guards the generic test above against a command list that lost its options.
+  Result r = RunKeel({"selftest", "--help"});
+  EXPECT_THAT(r.out,
+              AllOf(HasSubstr("--driver"), HasSubstr("--driver-option"), HasSubstr("--stream")));
+}
+
+TEST(CliTest, UnknownCommandIsAUsageError) {
+  Result r = RunKeel({"no-such-command"});
+  EXPECT_EQ(r.code, kExitUsage);
+  EXPECT_THAT(r.err, HasSubstr("unknown command 'no-such-command'"));
+  EXPECT_THAT(r.err, HasSubstr("Commands:"));
+}
+
+TEST(CliTest, BadOptionIsAUsageError) {
+  Result r = RunKeel({"drivers", "--no-such-option"});
+  EXPECT_EQ(r.code, kExitUsage);
+  EXPECT_THAT(r.err, HasSubstr("no-such-option"));
+
+  Result missing_value = RunKeel({"selftest", "--driver"});
+  EXPECT_EQ(missing_value.code, kExitUsage);
+
+  Result bad_assignment = RunKeel({"selftest", "--driver-option", "no-equals-sign"});
+  EXPECT_EQ(bad_assignment.code, kExitUsage);
+}
+
+TEST(CliTest, SelftestPassesOnTheMemoryDriver) {
+  Result r = RunKeel({"selftest"});
+  EXPECT_EQ(r.code, kExitOk) << r.err;
+  EXPECT_THAT(r.out, HasSubstr("selftest passed: published 3, replayed 3, followed 3"));
+  EXPECT_THAT(r.err, IsEmpty());
+}
+
+TEST(CliTest, SelftestPassesDriverOptionsToTheDriver) {
+  // A ring of one event cannot replay the three selftest events.
+  Result r = RunKeel({"selftest", "--driver-option", "max_events_per_stream=1"});
+  EXPECT_EQ(r.code, kExitFailure) << r.out;
+
+  Result bad_value = RunKeel({"selftest", "--driver-option", "max_events_per_stream=lots"});
+  EXPECT_EQ(bad_value.code, kExitFailure);
+  EXPECT_THAT(bad_value.err, HasSubstr("max_events_per_stream"));
+}
+
+TEST(CliTest, SelftestOfUnknownDriverFailsListingRegisteredDrivers) {
+  Result r = RunKeel({"selftest", "--driver", "nope"});
+  EXPECT_EQ(r.code, kExitFailure);
+  EXPECT_THAT(r.err, AllOf(HasSubstr("unknown driver 'nope'"), HasSubstr("registered:"),
+                           HasSubstr("memory")));
+}
+
+TEST(CliTest, ConfigFileSuppliesOptionsAndFlagsOverrideIt) {
+  testing::TempDir dir;
+  const std::string config = WriteFile(dir, "keel.conf", "stream = from-config\n");
+
+  Result from_file = RunKeel({"selftest", "--config", config});
+  EXPECT_EQ(from_file.code, kExitOk) << from_file.err;
+  EXPECT_THAT(from_file.out, HasSubstr("on stream 'from-config'"));
+
+  Result overridden = RunKeel({"selftest", "--config", config, "--stream", "from-flag"});
+  EXPECT_EQ(overridden.code, kExitOk) << overridden.err;
+  EXPECT_THAT(overridden.out, HasSubstr("on stream 'from-flag'"));
+  EXPECT_THAT(overridden.out, Not(HasSubstr("from-config")));
+}
+
+TEST(CliTest, ConfigFileDriverIsOverriddenByTheFlag) {
+  testing::TempDir dir;
+  const std::string config = WriteFile(dir, "keel.conf", "driver = nope\n");
+  EXPECT_EQ(RunKeel({"selftest", "--config", config}).code, kExitFailure);
+  Result r = RunKeel({"selftest", "--config", config, "--driver", "memory"});
+  EXPECT_EQ(r.code, kExitOk) << r.err;
+}
+
+TEST(CliTest, ConfigFileErrorsAreUsageErrors) {
+  testing::TempDir dir;
+  Result missing = RunKeel({"selftest", "--config", dir.Sub("missing.conf")});
+  EXPECT_EQ(missing.code, kExitUsage);
+  EXPECT_THAT(missing.err, HasSubstr("cannot read config file"));
+
+  const std::string unknown = WriteFile(dir, "bad.conf", "no_such_key = 1\n");
+  Result bad = RunKeel({"selftest", "--config", unknown});
+  EXPECT_EQ(bad.code, kExitUsage);
+  EXPECT_THAT(bad.err, HasSubstr("no_such_key"));
+}
+
+TEST(CliTest, VersionPrintsTheVersion) {
+  Result r = RunKeel({"version"});
+  EXPECT_EQ(r.code, kExitOk);
+  EXPECT_THAT(r.out, ::testing::StartsWith("keel "));
+}
+
+}  // namespace
+}  // namespace keel::cli

@@ -1,0 +1,150 @@
+// Test support for the daemon tests: an in-process daemon (bus + Api +
+// Server on a loopback port, wired like `keel daemon`), a spawned `keel
+// daemon` process, and small helpers over the HTTP client.
+#ifndef KEEL_TESTS_CMD_DAEMON_DAEMON_FIXTURE_H_
+#define KEEL_TESTS_CMD_DAEMON_DAEMON_FIXTURE_H_
+
+#include <sys/types.h>
+
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <boost/json.hpp>
+
+#include "absl/status/statusor.h"
+#include "absl/time/time.h"
+#include "cmd/keel/client/http_client.h"
+#include "cmd/keel/client/sse_reader.h"
+#include "cmd/keel/server/api.h"
+#include "cmd/keel/server/metrics.h"
+#include "cmd/keel/server/server.h"
+#include "core/config.h"
+#include "core/event_bus.h"
+#include "tests/testing/temp_dir.h"
+
+namespace keel::daemon_test {
+
+namespace json = boost::json;
+
+// Generous bound for anything the tests wait for (no timing assertions).
+inline constexpr absl::Duration kWait = absl::Seconds(60);
+
+struct DaemonOptions {
+  std::string driver = "durable";
+  // Driver options. For "durable", store=leveldb and store.path=<temp dir>
+  // are added unless `degraded` is set (no store: runs degraded on memory).
+  Config config;
+  bool degraded = false;
+  server::ServerOptions server;  // port 0, short keepalive/retry by default.
+  // Optional: wraps the created bus (e.g. to hold publishes at a gate).
+  std::function<std::unique_ptr<EventBus>(std::unique_ptr<EventBus>)> wrap_bus;
+
+  DaemonOptions();
+};
+
+// bus + Api + Server, as `keel daemon` wires them (metrics hooked to the
+// driver's store writes). Restart() closes everything like a graceful
+// shutdown and reopens on the same data directory and port.
+class InProcessDaemon {
+ public:
+  explicit InProcessDaemon(DaemonOptions options = {});
+  ~InProcessDaemon();
+
+  absl::Status Start();
+  // Graceful stop, in the daemon's order; the bus is closed.
+  void Stop();
+  absl::Status Restart();
+
+  uint16_t port() const { return port_; }
+  std::string address() const { return "127.0.0.1:" + std::to_string(port_); }
+  EventBus& bus() { return *bus_; }
+  server::Api& api() { return *api_; }
+  server::Server& server() { return *server_; }
+  server::Metrics& metrics() { return *metrics_; }
+  const std::string& data_dir() const { return data_dir_; }
+
+  // A new client of this daemon.
+  std::unique_ptr<client::HttpClient> NewClient() const;
+  absl::StatusOr<std::unique_ptr<client::SseReader>> OpenSse(client::SseOptions options) const;
+
+ private:
+  DaemonOptions options_;
+  testing::TempDir dir_;
+  std::string data_dir_;
+  uint16_t port_ = 0;
+  std::unique_ptr<server::Metrics> metrics_;
+  std::unique_ptr<EventBus> bus_;
+  std::unique_ptr<server::Api> api_;
+  std::unique_ptr<server::Server> server_;
+};
+
+// A `keel daemon` child process (KEEL_BINARY) on 127.0.0.1.
+class DaemonProcess {
+ public:
+  DaemonProcess(std::string data_dir, std::string log_dir);
+  ~DaemonProcess();  // SIGKILLs a still running child.
+
+  // Starts `keel daemon --listen 127.0.0.1:<port> --port-file F --data-dir D
+  // <extra>` and waits for the port file.
+  absl::Status Start(uint16_t port = 0, std::vector<std::string> extra = {});
+  // SIGTERM, then waits for the exit; returns the exit code (-1 when it did
+  // not exit normally).
+  absl::StatusOr<int> Terminate();
+  uint16_t port() const { return port_; }
+  bool running() const { return pid_ > 0; }
+  std::string Logs() const;
+
+ private:
+  std::string data_dir_;
+  std::string log_dir_;
+  int starts_ = 0;
+  pid_t pid_ = -1;
+  uint16_t port_ = 0;
+};
+
+// --- Helpers ---------------------------------------------------------------
+
+struct PublishedEvent {
+  uint64_t sequence = 0;
+  std::string cursor;
+  std::string id;
+  bool duplicate = false;
+};
+
+// POSTs `body` to /v1/streams/{stream}/events as JSON.
+absl::StatusOr<client::ClientResponse> PostEvents(client::HttpClient& http,
+                                                  const std::string& stream,
+                                                  const std::string& body,
+                                                  client::Headers headers = {});
+// Publishes one event {"type", "data", "tenant"?}; fails unless 201.
+absl::StatusOr<PublishedEvent> Publish(client::HttpClient& http, const std::string& stream,
+                                       const std::string& type, const std::string& data_json,
+                                       const std::string& tenant = "");
+absl::StatusOr<json::value> GetJson(client::HttpClient& http, const std::string& target);
+
+// The JSON error code and the HTTP status of a response.
+std::string ErrorCode(const client::ClientResponse& response);
+
+// Reads event frames (frames with data) until `count` were read; fails on
+// a broken stream or when `timeout` passes without progress.
+absl::StatusOr<std::vector<client::SseFrame>> ReadEvents(client::SseReader& reader, size_t count,
+                                                         absl::Duration timeout = kWait);
+
+// The parsed `data:` of an event frame.
+json::object FrameJson(const client::SseFrame& frame);
+uint64_t FrameSequence(const client::SseFrame& frame);
+
+// Every event of a stream via paged GETs (limit 1000).
+absl::StatusOr<std::vector<json::object>> ReplayAll(client::HttpClient& http,
+                                                    const std::string& stream);
+
+// 1..n or first..last as a vector.
+std::vector<uint64_t> Range(uint64_t first, uint64_t last);
+
+}  // namespace keel::daemon_test
+
+#endif  // KEEL_TESTS_CMD_DAEMON_DAEMON_FIXTURE_H_

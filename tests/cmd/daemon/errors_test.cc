@@ -1,0 +1,321 @@
+// Every error code of the HTTP API from a table of bad inputs: status, JSON
+// error code, and that a rejected request stored nothing.
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include "absl/strings/str_cat.h"
+#include "cmd/keel/client/errors.h"
+#include "core/cursor.h"
+#include "core/errors.h"
+#include "tests/cmd/daemon/daemon_fixture.h"
+#include "tests/testing/status_matchers.h"
+
+namespace keel::daemon_test {
+namespace {
+
+using ::testing::HasSubstr;
+
+constexpr size_t kBodyLimit = 256 << 10;
+
+struct BadRequest {
+  std::string name;
+  std::string method;
+  std::string target;
+  std::string body;
+  client::Headers headers;
+  int status;
+  std::string code;
+};
+
+client::Headers JsonType() { return {{"Content-Type", "application/json"}}; }
+
+// A cursor with one character changed (still 36 URL-safe characters).
+std::string Edited(std::string cursor) {
+  cursor[10] = cursor[10] == 'A' ? 'B' : 'A';
+  return cursor;
+}
+
+class ErrorsTest : public ::testing::Test {
+ protected:
+  static DaemonOptions Options() {
+    DaemonOptions options;
+    options.server.body_limit = kBodyLimit;
+    return options;
+  }
+
+  void SetUp() override {
+    ASSERT_OK(daemon_.Start());
+    http_ = daemon_.NewClient();
+    for (int i = 0; i < 3; ++i) {
+      ASSERT_OK_AND_ASSIGN(PublishedEvent event, Publish(*http_, "errs", "t", absl::StrCat(i)));
+      errs_.push_back(event);
+    }
+    for (int i = 0; i < 2; ++i) {
+      ASSERT_OK_AND_ASSIGN(PublishedEvent event, Publish(*http_, "other", "t", absl::StrCat(i)));
+      other_.push_back(event);
+    }
+  }
+
+  // Everything the bus holds, as bounds of every stream.
+  std::vector<std::tuple<std::string, uint64_t, uint64_t, uint64_t>> Snapshot() {
+    std::vector<std::tuple<std::string, uint64_t, uint64_t, uint64_t>> snapshot;
+    absl::StatusOr<std::vector<StreamInfo>> infos = daemon_.bus().replayer()->ListStreams("", 1000);
+    EXPECT_OK(infos);
+    if (!infos.ok()) return snapshot;
+    for (const StreamInfo& info : *infos) {
+      snapshot.emplace_back(info.stream, info.first_sequence, info.last_sequence, info.count);
+    }
+    return snapshot;
+  }
+
+  InProcessDaemon daemon_{Options()};
+  std::unique_ptr<client::HttpClient> http_;
+  std::vector<PublishedEvent> errs_;
+  std::vector<PublishedEvent> other_;
+};
+
+TEST_F(ErrorsTest, TableOfBadRequests) {
+  const std::string events = "/v1/streams/errs/events";
+  const std::string big_data(130 << 10, 'x');  // Over the 128 KiB event limit, under the body limit.
+  const std::vector<BadRequest> table = {
+      // invalid_argument
+      {"bad stream name", "POST", "/v1/streams/bad%20name!/events", R"({"type":"t","data":1})",
+       JsonType(), 400, "invalid_argument"},
+      {"stream name too long", "POST", "/v1/streams/" + std::string(256, 's') + "/events",
+       R"({"type":"t","data":1})", JsonType(), 400, "invalid_argument"},
+      {"bad stream name on replay", "GET", "/v1/streams/a%2Fb/events", "", {}, 400,
+       "invalid_argument"},
+      {"empty type", "POST", events, R"({"type":"","data":1})", JsonType(), 400, "invalid_argument"},
+      {"missing type", "POST", events, R"({"data":1})", JsonType(), 400, "invalid_argument"},
+      {"type not a string", "POST", events, R"({"type":5,"data":1})", JsonType(), 400,
+       "invalid_argument"},
+      {"unknown field", "POST", events, R"({"type":"t","data":1,"sequence":9})", JsonType(), 400,
+       "invalid_argument"},
+      {"non-JSON body", "POST", events, "{not json", JsonType(), 400, "invalid_argument"},
+      {"empty body", "POST", events, "", JsonType(), 400, "invalid_argument"},
+      {"empty batch", "POST", events, "[]", JsonType(), 400, "invalid_argument"},
+      {"batch with one bad event", "POST", events, R"([{"type":"t"},{"type":"t","x":1}])",
+       JsonType(), 400, "invalid_argument"},
+      {"attribute not a string", "POST", events, R"({"type":"t","attributes":{"k":1}})",
+       JsonType(), 400, "invalid_argument"},
+      {"bad tenant", "POST", events, R"({"type":"t","tenant":"a b"})", JsonType(), 400,
+       "invalid_argument"},
+      {"limit zero", "GET", events + "?limit=0", "", {}, 400, "invalid_argument"},
+      {"limit not a number", "GET", events + "?limit=ten", "", {}, 400, "invalid_argument"},
+      {"limit too large", "GET", events + "?limit=10001", "", {}, 400, "invalid_argument"},
+      {"negative limit", "GET", events + "?limit=-1", "", {}, 400, "invalid_argument"},
+      // invalid_cursor
+      {"malformed after", "GET", events + "?after=garbage", "", {}, 400, "invalid_cursor"},
+      {"malformed until", "GET", events + "?until=garbage", "", {}, 400, "invalid_cursor"},
+      {"truncated cursor", "GET", events + "?after=" + errs_[0].cursor.substr(0, errs_[0].cursor.size() - 2),
+       "", {}, 400, "invalid_cursor"},
+      {"edited cursor", "GET", events + "?after=" + Edited(errs_[1].cursor), "", {}, 400,
+       "invalid_cursor"},
+      // not_found
+      {"unknown route", "GET", "/v2/streams", "", {}, 404, "not_found"},
+      {"unknown stream sub-resource", "GET", "/v1/streams/errs/bogus", "", {}, 404, "not_found"},
+      {"root", "GET", "/", "", {}, 404, "not_found"},
+      // method_not_allowed
+      {"DELETE events", "DELETE", events, "", {}, 405, "method_not_allowed"},
+      {"PATCH bounds", "PATCH", "/v1/streams/errs", "{}", JsonType(), 405, "method_not_allowed"},
+      {"POST sse", "POST", "/v1/streams/errs/sse", "{}", JsonType(), 405, "method_not_allowed"},
+      {"POST metrics", "POST", "/metrics", "", {}, 405, "method_not_allowed"},
+      {"POST stream list", "POST", "/v1/streams", "{}", JsonType(), 405, "method_not_allowed"},
+      // cursor_mismatch
+      {"cursor of another stream", "GET", events + "?after=" + other_[0].cursor, "", {}, 409,
+       "cursor_mismatch"},
+      {"until of another stream", "GET", events + "?until=" + other_[1].cursor, "", {}, 409,
+       "cursor_mismatch"},
+      // payload_too_large
+      {"body over the body limit", "POST", events,
+       absl::StrCat(R"({"type":"t","data":")", std::string(kBodyLimit + 1024, 'y'), R"("})"),
+       JsonType(), 413, "payload_too_large"},
+      {"event over the event limit", "POST", events,
+       absl::StrCat(R"({"type":"t","data":")", big_data, R"("})"), JsonType(), 413,
+       "payload_too_large"},
+      // headers_too_large (431)
+      {"headers over the header limit", "GET", "/v1/streams/errs", "",
+       {{"X-Padding", std::string(20 << 10, 'h')}}, 431, "headers_too_large"},
+      // unsupported_media_type
+      {"text/plain body", "POST", events, R"({"type":"t","data":1})",
+       {{"Content-Type", "text/plain"}}, 415, "unsupported_media_type"},
+      {"no content type", "POST", events, R"({"type":"t","data":1})", {}, 415,
+       "unsupported_media_type"},
+  };
+  const auto before = Snapshot();
+  ASSERT_EQ(before.size(), 2u);
+  for (const BadRequest& bad : table) {
+    SCOPED_TRACE(bad.name);
+    // A fresh connection per case: some errors close the connection.
+    client::HttpClient http("127.0.0.1", daemon_.port());
+    absl::StatusOr<client::ClientResponse> response =
+        http.Request(bad.method, bad.target, bad.body, bad.headers);
+    ASSERT_OK(response.status());
+    EXPECT_EQ(response->status, bad.status) << response->body;
+    EXPECT_EQ(ErrorCode(*response), bad.code) << response->body;
+    EXPECT_THAT(response->Header("content-type"), HasSubstr("application/json"));
+    absl::Status as_status = client::ErrorFromResponse(*response);
+    EXPECT_THAT(std::string(as_status.message()), ::testing::StartsWith(bad.code + ": "));
+    EXPECT_EQ(Snapshot(), before) << "a rejected request changed the store";
+  }
+  // The daemon still works afterwards and the stream continues gap-free.
+  ASSERT_OK_AND_ASSIGN(PublishedEvent next, Publish(*http_, "errs", "t", "9"));
+  EXPECT_EQ(next.sequence, 4u);
+}
+
+TEST_F(ErrorsTest, CursorAheadOfTheHeadIsAMismatchNotTheLiveTail) {
+  // A well-formed cursor of this stream and store, but past its head.
+  const std::string ahead =
+      Cursor::For("errs", daemon_.bus().replayer()->epoch(), 100).Encode();
+  ASSERT_OK_AND_ASSIGN(auto response,
+                       http_->Get(client::BuildTarget({"v1", "streams", "errs", "events"},
+                                                      {{"after", ahead}})));
+  EXPECT_EQ(response.status, 409) << response.body;
+  EXPECT_EQ(ErrorCode(response), "cursor_mismatch");
+  client::SseOptions options;
+  options.stream = "errs";
+  options.last_event_id = ahead;
+  absl::StatusOr<std::unique_ptr<client::SseReader>> reader = daemon_.OpenSse(options);
+  ASSERT_FALSE(reader.ok());
+  ASSERT_TRUE(client::GetHttpError(reader.status()).has_value()) << reader.status();
+  EXPECT_EQ(client::GetHttpError(reader.status())->status, 409);
+}
+
+TEST_F(ErrorsTest, SseRefusesBadPositionsBeforeStreaming) {
+  struct Case {
+    std::string name;
+    client::SseOptions options;
+    int status;
+    std::string code;
+  };
+  std::vector<Case> cases;
+  {
+    Case c{"malformed Last-Event-ID", {}, 400, "invalid_cursor"};
+    c.options.stream = "errs";
+    c.options.last_event_id = "not-a-cursor";
+    cases.push_back(c);
+  }
+  {
+    Case c{"malformed after", {}, 400, "invalid_cursor"};
+    c.options.stream = "errs";
+    c.options.after = "bogus";
+    cases.push_back(c);
+  }
+  {
+    Case c{"Last-Event-ID of another stream", {}, 409, "cursor_mismatch"};
+    c.options.stream = "errs";
+    c.options.last_event_id = other_[1].cursor;
+    cases.push_back(c);
+  }
+  {
+    Case c{"after= cursor of another stream", {}, 409, "cursor_mismatch"};
+    c.options.stream = "errs";
+    c.options.after = other_[0].cursor;
+    cases.push_back(c);
+  }
+  {
+    Case c{"bad stream name", {}, 400, "invalid_argument"};
+    c.options.stream = "no spaces";
+    cases.push_back(c);
+  }
+  for (const Case& c : cases) {
+    SCOPED_TRACE(c.name);
+    absl::StatusOr<std::unique_ptr<client::SseReader>> reader = daemon_.OpenSse(c.options);
+    ASSERT_FALSE(reader.ok()) << "the server streamed instead of refusing";
+    std::optional<client::HttpError> error = client::GetHttpError(reader.status());
+    ASSERT_TRUE(error.has_value()) << reader.status();
+    EXPECT_EQ(error->status, c.status) << error->body;
+    EXPECT_EQ(error->code, c.code) << error->body;
+  }
+  ASSERT_OK_AND_ASSIGN(auto metrics, http_->Get("/metrics"));
+  EXPECT_THAT(metrics.body, HasSubstr("keel_errors_total{code=\"cursor_mismatch\"} 2\n"));
+  EXPECT_THAT(metrics.body, HasSubstr("\nkeel_sse_connections 0\n"));
+}
+
+TEST_F(ErrorsTest, UnavailableWhileDraining) {
+  // A kept-alive connection that the daemon sees again after it began to drain.
+  ASSERT_OK(GetJson(*http_, "/healthz").status());
+  const auto before = Snapshot();
+  daemon_.api().SetDraining();
+  daemon_.server().StopAccepting();
+  ASSERT_OK_AND_ASSIGN(auto response, PostEvents(*http_, "errs", R"({"type":"t","data":1})"));
+  EXPECT_EQ(response.status, 503) << response.body;
+  EXPECT_EQ(ErrorCode(response), "unavailable");
+  EXPECT_EQ(GetErrorKind(client::ErrorFromResponse(response)), ErrorKind::kUnavailable);
+  EXPECT_EQ(Snapshot(), before);
+  EXPECT_EQ(http_->connections_opened(), 1);
+  // New connections are refused once the daemon stopped accepting.
+  client::HttpClient late("127.0.0.1", daemon_.port(), client::ClientOptions{absl::Seconds(2), absl::Seconds(2)});
+  absl::StatusOr<client::ClientResponse> refused = late.Get("/healthz");
+  EXPECT_FALSE(refused.ok() && refused->status == 200);
+}
+
+class RetentionGapTest : public ::testing::Test {
+ protected:
+  static DaemonOptions Options() {
+    DaemonOptions options;
+    options.driver = "memory";
+    options.config.Set("max_events_per_stream", "5");
+    return options;
+  }
+  void SetUp() override {
+    ASSERT_OK(daemon_.Start());
+    http_ = daemon_.NewClient();
+    for (int i = 0; i < 12; ++i) {
+      ASSERT_OK_AND_ASSIGN(PublishedEvent event, Publish(*http_, "ring", "t", absl::StrCat(i)));
+      published_.push_back(event);
+    }
+    ASSERT_OK_AND_ASSIGN(info_, daemon_.bus().replayer()->Bounds("ring"));
+    ASSERT_GT(info_.first_sequence, 3u) << "the ring did not trim";
+  }
+
+  InProcessDaemon daemon_{Options()};
+  std::unique_ptr<client::HttpClient> http_;
+  std::vector<PublishedEvent> published_;
+  StreamInfo info_;
+};
+
+TEST_F(RetentionGapTest, ReplayBelowTheOldestEventIs410WithCursors) {
+  const PublishedEvent& requested = published_[1];  // Sequence 2, trimmed.
+  ASSERT_OK_AND_ASSIGN(auto response,
+                       http_->Get(client::BuildTarget({"v1", "streams", "ring", "events"},
+                                                      {{"after", requested.cursor}})));
+  EXPECT_EQ(response.status, 410) << response.body;
+  EXPECT_EQ(ErrorCode(response), "retention_gap");
+  json::object error = json::parse(response.body).at("error").as_object();
+  EXPECT_EQ(error.at("requested").as_string(), requested.cursor);
+  EXPECT_EQ(error.at("oldest").as_string(), published_[info_.first_sequence - 1].cursor);
+  EXPECT_EQ(error.at("oldestSequence").to_number<uint64_t>(), info_.first_sequence);
+  EXPECT_EQ(error.at("missed").to_number<uint64_t>(), info_.first_sequence - 3);
+  EXPECT_EQ(GetErrorKind(client::ErrorFromResponse(response)), ErrorKind::kRetentionGap);
+  // `earliest` is never a gap.
+  ASSERT_OK_AND_ASSIGN(json::value page, GetJson(*http_, "/v1/streams/ring/events?after=earliest"));
+  EXPECT_EQ(page.at("events").at(0).at("sequence").to_number<uint64_t>(), info_.first_sequence);
+}
+
+TEST_F(RetentionGapTest, SseSendsAGapFrameThenTheOldestRetainedEvents) {
+  client::SseOptions options;
+  options.stream = "ring";
+  options.last_event_id = published_[1].cursor;
+  ASSERT_OK_AND_ASSIGN(auto reader, daemon_.OpenSse(options));
+  const size_t retained = 12 - info_.first_sequence + 1;
+  ASSERT_OK_AND_ASSIGN(auto frames, ReadEvents(*reader, 1 + retained));
+  EXPECT_EQ(frames[0].event, "keel.gap");
+  EXPECT_FALSE(frames[0].id.has_value()) << "a gap frame must not move the resume position";
+  json::object gap = FrameJson(frames[0]);
+  EXPECT_EQ(gap.at("requested").as_string(), published_[1].cursor);
+  EXPECT_EQ(gap.at("oldest").as_string(), published_[info_.first_sequence - 1].cursor);
+  EXPECT_EQ(gap.at("missed").to_number<uint64_t>(), info_.first_sequence - 3);
+  std::vector<uint64_t> sequences;
+  for (size_t i = 1; i < frames.size(); ++i) {
+    EXPECT_EQ(frames[i].event, "t");
+    EXPECT_EQ(frames[i].id, published_[FrameSequence(frames[i]) - 1].cursor);
+    sequences.push_back(FrameSequence(frames[i]));
+  }
+  EXPECT_EQ(sequences, Range(info_.first_sequence, 12));
+  ASSERT_OK_AND_ASSIGN(auto metrics, http_->Get("/metrics"));
+  EXPECT_THAT(metrics.body, HasSubstr("\nkeel_sse_gaps_total 1\n"));
+}
+
+}  // namespace
+}  // namespace keel::daemon_test

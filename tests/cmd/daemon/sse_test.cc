@@ -1,0 +1,278 @@
+// SSE delivery guarantees over loopback: Last-Event-ID resume while
+// publishers keep going, slow clients, and FollowStream across a restart.
+#include <atomic>
+#include <thread>
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include "absl/strings/str_cat.h"
+#include "absl/synchronization/notification.h"
+#include "cmd/keel/client/errors.h"
+#include "cmd/keel/client/follow.h"
+#include "tests/cmd/daemon/daemon_fixture.h"
+#include "tests/testing/status_matchers.h"
+
+namespace keel::daemon_test {
+namespace {
+
+using ::testing::ElementsAreArray;
+using ::testing::HasSubstr;
+
+std::vector<uint64_t> SequencesOf(const std::vector<client::SseFrame>& frames) {
+  std::vector<uint64_t> sequences;
+  for (const auto& frame : frames) sequences.push_back(FrameSequence(frame));
+  return sequences;
+}
+
+// Publishes `count` events to `stream` from its own thread and connection.
+class Publisher {
+ public:
+  Publisher(uint16_t port, std::string stream, int count)
+      : thread_([this, port, stream = std::move(stream), count] {
+          client::HttpClient http("127.0.0.1", port);
+          for (int i = 0; i < count; ++i) {
+            absl::StatusOr<PublishedEvent> event = Publish(http, stream, "bg", absl::StrCat(i));
+            if (!event.ok()) {
+              status_ = event.status();
+              return;
+            }
+            published_.fetch_add(1);
+          }
+        }) {}
+  ~Publisher() { Join().IgnoreError(); }
+  absl::Status Join() {
+    if (thread_.joinable()) thread_.join();
+    return status_;
+  }
+  int published() const { return published_.load(); }
+
+ private:
+  absl::Status status_;
+  std::atomic<int> published_{0};
+  std::thread thread_;
+};
+
+// The value of an unlabelled metric in Prometheus text, -1 when absent.
+double MetricValue(const std::string& text, const std::string& name) {
+  const size_t at = text.find("\n" + name + " ");
+  if (at == std::string::npos) return -1;
+  return std::stod(text.substr(at + name.size() + 2));
+}
+
+class SseTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    ASSERT_OK(daemon_.Start());
+    http_ = daemon_.NewClient();
+  }
+  InProcessDaemon daemon_;
+  std::unique_ptr<client::HttpClient> http_;
+};
+
+TEST_F(SseTest, ReconnectWithLastEventIdGetsExactlyTheRestWhilePublishersKeepGoing) {
+  for (int i = 0; i < 100; ++i) ASSERT_OK(Publish(*http_, "resume", "t", absl::StrCat(i)).status());
+  client::SseOptions options;
+  options.stream = "resume";
+  options.after = "earliest";
+  std::string last_id;
+  {
+    ASSERT_OK_AND_ASSIGN(auto reader, daemon_.OpenSse(options));
+    ASSERT_OK_AND_ASSIGN(auto frames, ReadEvents(*reader, 40));
+    EXPECT_THAT(SequencesOf(frames), ElementsAreArray(Range(1, 40)));
+    last_id = *frames.back().id;
+    EXPECT_EQ(reader->last_event_id(), last_id);
+  }  // Disconnects; the server may have sent more than we read.
+
+  Publisher publisher(daemon_.port(), "resume", 400);
+  // Reconnect while the publisher is (most likely) still running.
+  const absl::Time deadline = absl::Now() + kWait;
+  while (publisher.published() < 50 && absl::Now() < deadline) {
+    absl::SleepFor(absl::Milliseconds(1));
+  }
+  options.last_event_id = last_id;
+  options.after = "latest";  // Last-Event-ID takes precedence.
+  ASSERT_OK_AND_ASSIGN(auto reader, daemon_.OpenSse(options));
+  ASSERT_OK_AND_ASSIGN(auto rest, ReadEvents(*reader, 460));
+  ASSERT_OK(publisher.Join());
+  EXPECT_THAT(SequencesOf(rest), ElementsAreArray(Range(41, 500)));
+  for (const auto& frame : rest) {
+    EXPECT_EQ(frame.id, std::string(FrameJson(frame).at("cursor").as_string()));
+  }
+  absl::StatusOr<std::vector<client::SseFrame>> extra =
+      ReadEvents(*reader, 1, absl::Milliseconds(500));
+  EXPECT_THAT(extra, keel::testing::StatusIs(absl::StatusCode::kDeadlineExceeded))
+      << "a duplicate or an event nobody published";
+}
+
+TEST_F(SseTest, ManyConcurrentReadersEachSeeEveryEventOnce) {
+  constexpr int kReaders = 8;
+  constexpr int kEvents = 300;
+  std::vector<std::unique_ptr<client::SseReader>> readers;
+  for (int i = 0; i < kReaders; ++i) {
+    client::SseOptions options;
+    options.stream = "fan";
+    ASSERT_OK_AND_ASSIGN(auto reader, daemon_.OpenSse(options));
+    readers.push_back(std::move(reader));
+  }
+  Publisher a(daemon_.port(), "fan", kEvents / 2);
+  Publisher b(daemon_.port(), "fan", kEvents / 2);
+  ASSERT_OK(a.Join());
+  ASSERT_OK(b.Join());
+  for (auto& reader : readers) {
+    ASSERT_OK_AND_ASSIGN(auto frames, ReadEvents(*reader, kEvents));
+    EXPECT_THAT(SequencesOf(frames), ElementsAreArray(Range(1, kEvents)));
+  }
+}
+
+TEST_F(SseTest, SlowClientEventuallyReceivesEveryEventInOrder) {
+  constexpr int kEvents = 20'000;
+  constexpr int kBatch = 1000;
+  client::SseOptions options;
+  options.stream = "slow";
+  ASSERT_OK_AND_ASSIGN(auto reader, daemon_.OpenSse(options));
+  // Publish everything while the client reads nothing: far more than the
+  // subscription queue (256) and the socket buffers hold.
+  std::string padding(200, 'p');
+  for (int batch = 0; batch < kEvents / kBatch; ++batch) {
+    json::array events;
+    for (int i = 0; i < kBatch; ++i) {
+      events.push_back(json::object{{"type", "bulk"},
+                                    {"data", json::object{{"n", batch * kBatch + i}, {"pad", padding}}}});
+    }
+    ASSERT_OK_AND_ASSIGN(auto response, PostEvents(*http_, "slow", json::serialize(events)));
+    ASSERT_EQ(response.status, 201) << response.body;
+  }
+  absl::SleepFor(absl::Milliseconds(500));  // Let the server hit the full socket.
+  ASSERT_OK_AND_ASSIGN(auto frames, ReadEvents(*reader, kEvents));
+  std::vector<uint64_t> sequences = SequencesOf(frames);
+  ASSERT_EQ(sequences.size(), static_cast<size_t>(kEvents));
+  EXPECT_EQ(sequences, Range(1, kEvents));
+  for (int i = 0; i < kEvents; i += 997) {
+    EXPECT_EQ(FrameJson(frames[i]).at("data").at("n").to_number<int>(), i);
+  }
+  // The slow client was served from the store, not from an unbounded queue.
+  ASSERT_OK_AND_ASSIGN(auto metrics, http_->Get("/metrics"));
+  EXPECT_THAT(metrics.body, HasSubstr("\nkeel_sse_delivered_events_total 20000\n"));
+  EXPECT_GT(MetricValue(metrics.body, "keel_sse_catch_up_reads_total"), 0)
+      << "no catch-up counted for a client 20k events behind a 256-event queue";
+}
+
+TEST_F(SseTest, FollowStreamResumesAcrossADaemonRestart) {
+  std::vector<uint64_t> sequences;
+  std::vector<std::string> types;
+  std::atomic<int> received{0};
+  std::atomic<int> reconnects{0};
+  absl::Notification following;
+  absl::Status result;
+  std::thread follower([&] {
+    client::FollowOptions options;
+    options.stream = "follow";
+    options.after = "earliest";
+    options.max_retries = 50;
+    options.max_backoff = absl::Milliseconds(500);
+    options.on_reconnect = [&](const absl::Status&, absl::Duration, int) { reconnects.fetch_add(1); };
+    result = client::FollowStream("127.0.0.1", daemon_.port(), options,
+                                  [&](const client::SseFrame& frame) {
+                                    if (!following.HasBeenNotified()) following.Notify();
+                                    sequences.push_back(FrameSequence(frame));
+                                    types.push_back(frame.event);
+                                    return received.fetch_add(1) + 1 < 100;
+                                  });
+  });
+  for (int i = 0; i < 50; ++i) ASSERT_OK(Publish(*http_, "follow", "before", absl::StrCat(i)).status());
+  ASSERT_TRUE(following.WaitForNotificationWithTimeout(kWait));
+  const absl::Time deadline = absl::Now() + kWait;
+  while (received.load() < 50 && absl::Now() < deadline) absl::SleepFor(absl::Milliseconds(5));
+  ASSERT_EQ(received.load(), 50);
+
+  http_.reset();
+  ASSERT_OK(daemon_.Restart());  // Same data directory and port.
+  http_ = daemon_.NewClient();
+  for (int i = 0; i < 50; ++i) ASSERT_OK(Publish(*http_, "follow", "after", absl::StrCat(i)).status());
+  follower.join();
+  EXPECT_OK(result);
+  EXPECT_EQ(sequences, Range(1, 100));
+  EXPECT_GE(reconnects.load(), 1);
+  ASSERT_EQ(types.size(), 100u);
+  EXPECT_EQ(types[49], "before");
+  EXPECT_EQ(types[50], "after");
+}
+
+TEST_F(SseTest, FollowStreamFromLatestMissesNothingPublishedWhileReconnecting) {
+  // The head is resolved to a cursor first, so events published while the
+  // follower is disconnected before its first event are not skipped.
+  ASSERT_OK(Publish(*http_, "late", "old", "0").status());
+  std::vector<uint64_t> sequences;
+  absl::Status result;
+  std::thread follower([&] {
+    client::FollowOptions options;
+    options.stream = "late";
+    options.max_retries = 50;
+    options.max_backoff = absl::Milliseconds(500);
+    result = client::FollowStream("127.0.0.1", daemon_.port(), options,
+                                  [&](const client::SseFrame& frame) {
+                                    sequences.push_back(FrameSequence(frame));
+                                    return sequences.size() < 3;
+                                  });
+  });
+  // Wait until the follower's SSE connection is open (its start is resolved).
+  const absl::Time deadline = absl::Now() + kWait;
+  while (daemon_.metrics().Render().find("\nkeel_sse_connections 1\n") == std::string::npos &&
+         absl::Now() < deadline) {
+    absl::SleepFor(absl::Milliseconds(5));
+  }
+  ASSERT_LT(absl::Now(), deadline) << "the follower never connected";
+  http_.reset();
+  ASSERT_OK(daemon_.Restart());
+  http_ = daemon_.NewClient();
+  for (int i = 0; i < 3; ++i) ASSERT_OK(Publish(*http_, "late", "new", absl::StrCat(i)).status());
+  follower.join();
+  EXPECT_OK(result);
+  EXPECT_EQ(sequences, Range(2, 4));
+}
+
+TEST_F(SseTest, FollowStreamReturnsClientErrorsAtOnce) {
+  ASSERT_OK(Publish(*http_, "a", "t", "1").status());
+  ASSERT_OK_AND_ASSIGN(PublishedEvent other, Publish(*http_, "b", "t", "1"));
+  client::FollowOptions options;
+  options.stream = "a";
+  options.last_event_id = other.cursor;
+  int reconnects = 0;
+  options.on_reconnect = [&](const absl::Status&, absl::Duration, int) { ++reconnects; };
+  absl::Status status = client::FollowStream("127.0.0.1", daemon_.port(), options,
+                                             [](const client::SseFrame&) { return true; });
+  ASSERT_TRUE(client::GetHttpError(status).has_value()) << status;
+  EXPECT_EQ(client::GetHttpError(status)->code, "cursor_mismatch");
+  EXPECT_EQ(reconnects, 0);
+}
+
+TEST(FollowStreamTest, GivesUpAfterBoundedRetriesWhenNobodyListens) {
+  // A port nobody listens on: bind, read the port, close.
+  uint16_t port = 0;
+  {
+    InProcessDaemon daemon;
+    ASSERT_OK(daemon.Start());
+    port = daemon.port();
+  }
+  client::FollowOptions options;
+  options.stream = "x";
+  options.after = "earliest";
+  options.max_retries = 3;
+  options.default_retry = absl::Milliseconds(10);
+  std::vector<absl::Duration> waits;
+  options.on_reconnect = [&](const absl::Status& reason, absl::Duration wait, int attempt) {
+    EXPECT_EQ(attempt, static_cast<int>(waits.size()) + 1);
+    waits.push_back(wait);
+  };
+  absl::Status status = client::FollowStream("127.0.0.1", port, options,
+                                             [](const client::SseFrame&) { return true; });
+  EXPECT_EQ(status.code(), absl::StatusCode::kUnavailable) << status;
+  EXPECT_THAT(std::string(status.message()), HasSubstr("gave up after 3"));
+  // Exponential backoff from the retry advice.
+  EXPECT_THAT(waits, ElementsAreArray({absl::Milliseconds(10), absl::Milliseconds(20),
+                                       absl::Milliseconds(40)}));
+}
+
+}  // namespace
+}  // namespace keel::daemon_test

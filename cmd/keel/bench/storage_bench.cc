@@ -1068,7 +1068,7 @@ absl::Status StorageBench::RunAll(const StorageOptions& o, std::ostream& out) co
          "the median of the per-round (per-slice) keel/baseline ratios. Reopen rows: time / "
          "time, lower is better; \"flat\" = the largest store opens within 2x of the smallest. "
       << (table.targets() == 0 ? std::string("No case with a target ran.")
-          : misses == 0    ? absl::StrCat("All ", table.targets(), " targets met.")
+          : misses == 0    ? absl::StrCat("All targets met (", table.targets(), ").")
                            : absl::StrCat(misses, " of ", table.targets(), " targets missed."))
       << " Targets are printed, not asserted.\n";
   return absl::OkStatus();

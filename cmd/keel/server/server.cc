@@ -3,6 +3,7 @@
 #include <thread>
 #include <vector>
 
+#include <boost/asio/executor_work_guard.hpp>
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/ip/tcp.hpp>
 #include <boost/asio/strand.hpp>
@@ -22,6 +23,7 @@ class Server::Impl {
   Impl(ServerOptions options, Api& api, std::shared_ptr<Logger> logger)
       : state_(std::make_shared<ServerState>(std::move(options), api, std::move(logger))),
         ioc_(state_->options.io_threads),
+        work_(net::make_work_guard(ioc_)),
         acceptor_(net::make_strand(ioc_)) {}
 
   ~Impl() {
@@ -64,6 +66,7 @@ class Server::Impl {
       state_->logger->Warn(absl::StrCat("keel daemon: ", state_->sse_sessions.load(),
                                         " SSE sessions still open at shutdown; dropping them"));
     }
+    work_.reset();
     ioc_.stop();
     for (std::thread& thread : threads_) thread.join();
     threads_.clear();
@@ -100,6 +103,9 @@ class Server::Impl {
 
   std::shared_ptr<ServerState> state_;
   net::io_context ioc_;
+  // Keeps the I/O threads running while no socket operation is pending, e.g.
+  // when the only requests wait on the blocking pool after accepting stopped.
+  net::executor_work_guard<net::io_context::executor_type> work_;
   tcp::acceptor acceptor_;
   uint16_t port_ = 0;
   std::vector<std::thread> threads_;

@@ -1,7 +1,7 @@
 # Every dependency comes from Debian 12 packages through find_package.
 # Boost: Debian ships 1.74 as the default and 1.81 beside it; Keel needs 1.81.
 set(Boost_NO_WARN_NEW_VERSIONS ON)
-find_package(Boost 1.81 EXACT REQUIRED COMPONENTS program_options json url)
+find_package(Boost 1.81.0 EXACT REQUIRED COMPONENTS program_options json url)
 find_package(absl REQUIRED)
 find_package(Protobuf REQUIRED)
 find_package(leveldb REQUIRED)

@@ -1,5 +1,7 @@
 #include "cmd/keel/bench/bench_process.h"
 
+#include <filesystem>
+
 #include <arpa/inet.h>
 #include <fcntl.h>
 #include <netinet/in.h>
@@ -227,6 +229,25 @@ uint64_t RaiseOpenFileLimit(uint64_t wanted) {
     if (::setrlimit(RLIMIT_NOFILE, &raised) == 0) limit = raised;
   }
   return limit.rlim_cur;
+}
+
+absl::StatusOr<std::unique_ptr<ScratchDir>> ScratchDir::Create(const std::string& parent_dir,
+                                                              const std::string& prefix,
+                                                              bool keep) {
+  std::error_code ec;
+  const std::filesystem::path parent =
+      parent_dir.empty() ? std::filesystem::temp_directory_path() : std::filesystem::path(parent_dir);
+  std::filesystem::create_directories(parent, ec);
+  std::string path = (parent / (prefix + "-XXXXXX")).string();
+  if (::mkdtemp(path.data()) == nullptr) {
+    return absl::UnavailableError(absl::StrCat("cannot create a directory in ", parent.string()));
+  }
+  return std::unique_ptr<ScratchDir>(new ScratchDir(std::move(path), keep));
+}
+
+ScratchDir::~ScratchDir() {
+  std::error_code ignored;
+  if (!keep_) std::filesystem::remove_all(path_, ignored);
 }
 
 }  // namespace keel::cli::bench

@@ -11,6 +11,7 @@
 #include <sys/types.h>
 
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -71,6 +72,21 @@ MemoryUse ProcessMemory(pid_t pid);  // pid 0 = this process.
 // Raises RLIMIT_NOFILE to at least `wanted` (up to the hard limit). Returns
 // the soft limit now in force.
 uint64_t RaiseOpenFileLimit(uint64_t wanted);
+
+// A fresh directory `<parent>/<prefix>-XXXXXX` (parent: the system temp dir
+// when empty), removed on destruction unless `keep`.
+class ScratchDir {
+ public:
+  static absl::StatusOr<std::unique_ptr<ScratchDir>> Create(const std::string& parent,
+                                                            const std::string& prefix, bool keep);
+  ~ScratchDir();
+  const std::string& path() const { return path_; }
+
+ private:
+  ScratchDir(std::string path, bool keep) : path_(std::move(path)), keep_(keep) {}
+  const std::string path_;
+  const bool keep_;
+};
 
 }  // namespace keel::cli::bench
 

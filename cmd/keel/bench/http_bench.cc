@@ -411,22 +411,10 @@ class HttpBench final : public BenchMode {
 
 absl::Status HttpBench::RunAll(const HttpOptions& o, std::ostream& out,
                                bool& baseline_missing) const {
-  std::error_code ec;
-  const fs::path parent = o.dir.empty() ? fs::temp_directory_path() : fs::path(o.dir);
-  fs::create_directories(parent, ec);
-  std::string root_template = (parent / "keel-bench-http-XXXXXX").string();
-  if (::mkdtemp(root_template.data()) == nullptr) {
-    return absl::UnavailableError(absl::StrCat("cannot create a directory in ", parent.string()));
-  }
-  const std::string root = root_template;
-  struct Cleanup {
-    std::string root;
-    bool keep;
-    ~Cleanup() {
-      std::error_code ignored;
-      if (!keep) fs::remove_all(root, ignored);
-    }
-  } cleanup{root, o.keep};
+  absl::StatusOr<std::unique_ptr<ScratchDir>> scratch =
+      ScratchDir::Create(o.dir, "keel-bench-http", o.keep);
+  if (!scratch.ok()) return scratch.status();
+  const std::string root = (*scratch)->path();
 
   const std::string redis_server = FindProgram("redis-server");
   const std::string redis_benchmark = FindProgram("redis-benchmark");

@@ -782,22 +782,10 @@ class SseBench final : public BenchMode {
 };
 
 absl::Status SseBench::RunAll(SseOptions o, std::ostream& out) const {
-  std::error_code ec;
-  const fs::path parent = o.dir.empty() ? fs::temp_directory_path() : fs::path(o.dir);
-  fs::create_directories(parent, ec);
-  std::string root_template = (parent / "keel-bench-sse-XXXXXX").string();
-  if (::mkdtemp(root_template.data()) == nullptr) {
-    return absl::UnavailableError(absl::StrCat("cannot create a directory in ", parent.string()));
-  }
-  const std::string root = root_template;
-  struct Cleanup {
-    std::string root;
-    bool keep;
-    ~Cleanup() {
-      std::error_code ignored;
-      if (!keep) fs::remove_all(root, ignored);
-    }
-  } cleanup{root, o.keep};
+  absl::StatusOr<std::unique_ptr<ScratchDir>> scratch =
+      ScratchDir::Create(o.dir, "keel-bench-sse", o.keep);
+  if (!scratch.ok()) return scratch.status();
+  const std::string root = (*scratch)->path();
 
   // Each connection needs a descriptor here and one in the daemon (which
   // inherits this limit).

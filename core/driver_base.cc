@@ -8,27 +8,52 @@
 namespace keel {
 
 DriverBase::DriverBase(DriverContext context, PublishLimits limits)
-    : context_(std::move(context)), limits_(limits) {}
+    : context_(std::move(context)),
+      limits_(limits),
+      metadata_(NewInMemoryMetadataStore()),
+      // An empty in-memory store always opens.
+      policies_(*PolicyRegistry::Open(*metadata_, context_.default_policy)) {}
 
 DriverBase::~DriverBase() = default;
 
 void DriverBase::InitFanOut() { fanout_ = std::make_unique<FanOut>(this, context_.clock); }
+
+absl::Status DriverBase::InitMetadata(std::unique_ptr<MetadataStore> store) {
+  KEEL_ASSIGN_OR_RETURN(policies_, PolicyRegistry::Open(*store, context_.default_policy));
+  metadata_ = std::move(store);
+  return absl::OkStatus();
+}
+
+absl::Status DriverBase::Declare(absl::string_view stream, const StreamPolicy& policy) {
+  return policies_->Declare(stream, policy);
+}
+
+absl::StatusOr<StreamPolicy> DriverBase::PolicyOf(absl::string_view stream) {
+  KEEL_RETURN_IF_ERROR(ValidateStreamName(stream));
+  return policies_->PolicyOf(stream);
+}
+
+absl::StatusOr<std::vector<StreamDeclaration>> DriverBase::Declarations() {
+  return policies_->Declarations();
+}
 
 Receipt DriverBase::MakeReceipt(const Event& event) const {
   return Receipt{event.stream, event.sequence, Cursor::For(event.stream, epoch(), event.sequence),
                  event.id, false};
 }
 
-absl::StatusOr<Receipt> DriverBase::Publish(Event event) {
+absl::StatusOr<Receipt> DriverBase::Publish(Event event, const PublishOptions& options) {
   std::string stream = event.stream;
   std::vector<Event> events;
   events.push_back(std::move(event));
-  KEEL_ASSIGN_OR_RETURN(std::vector<Receipt> receipts, PublishBatch(stream, std::move(events)));
+  KEEL_ASSIGN_OR_RETURN(std::vector<Receipt> receipts,
+                        PublishBatch(stream, std::move(events), options));
   return std::move(receipts.front());
 }
 
 absl::StatusOr<std::vector<Receipt>> DriverBase::PublishBatch(absl::string_view stream,
-                                                              std::vector<Event> events) {
+                                                              std::vector<Event> events,
+                                                              const PublishOptions& options) {
   {
     MutexLock lock(&mu_);
     if (closing_) return Closed("the bus is closed");
@@ -38,9 +63,13 @@ absl::StatusOr<std::vector<Receipt>> DriverBase::PublishBatch(absl::string_view 
     MutexLock lock(&mu_);
     --in_flight_;
   };
+  const StreamPolicy policy = policies_->PolicyOf(stream);
+  PublishLimits limits = limits_;
+  limits.max_event_bytes = policy.max_payload_bytes;
   KEEL_RETURN_IF_ERROR(PrepareForPublish(stream, events, *context_.clock,
-                                         context_.redactor.get(), limits_));
-  return Append(stream, std::move(events));
+                                         context_.redactor.get(), limits));
+  return Append(stream, std::move(events),
+                AppendRequest{options.expected_last_sequence, policy.dedupe_window});
 }
 
 absl::StatusOr<std::unique_ptr<Subscription>> DriverBase::Subscribe(

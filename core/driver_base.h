@@ -1,12 +1,14 @@
 // DriverBase: what every driver shares, so a driver only stores and reads.
 //
-// It validates and prepares publishes (core/publish_validation.h), tracks
-// in-flight publishes so Close() can drain them, owns the FanOut that serves
-// subscriptions, and exposes the driver itself as the Replayer. A driver
-// derives from it and implements Append (assign sequences, persist, then
-// deliver to fanout() in sequence order), Replay, Bounds, ListStreams and
-// epoch(); it calls InitFanOut() once epoch() is valid and Close() in its
-// destructor.
+// It validates and prepares publishes (core/publish_validation.h) against
+// the stream's policy, tracks in-flight publishes so Close() can drain them,
+// owns the FanOut that serves subscriptions, keeps stream declarations
+// (core/policy_registry.h) in the driver's MetadataStore, and exposes the
+// driver itself as the Replayer. A driver derives from it and implements
+// Append (apply PlanAppend at its serialization point, assign sequences,
+// persist, then deliver to fanout() in sequence order), Replay, Bounds,
+// ListStreams and epoch(); it calls InitFanOut() once epoch() is valid,
+// InitMetadata() when it persists metadata, and Close() in its destructor.
 //
 // Thread safety: all public methods are safe to call concurrently; Append is
 // called concurrently for different and equal streams.
@@ -19,9 +21,12 @@
 
 #include "absl/base/thread_annotations.h"
 #include "core/mutex.h"
+#include "core/append_plan.h"
 #include "core/driver_factory.h"
 #include "core/event_bus.h"
 #include "core/fanout.h"
+#include "core/metadata_store.h"
+#include "core/policy_registry.h"
 #include "core/publish_validation.h"
 #include "core/replayer.h"
 
@@ -32,9 +37,15 @@ class DriverBase : public EventBus, public Replayer {
   DriverBase(DriverContext context, PublishLimits limits);
   ~DriverBase() override;
 
-  absl::StatusOr<Receipt> Publish(Event event) final;
+  using EventBus::Publish;
+  using EventBus::PublishBatch;
+  absl::StatusOr<Receipt> Publish(Event event, const PublishOptions& options) final;
   absl::StatusOr<std::vector<Receipt>> PublishBatch(absl::string_view stream,
-                                                    std::vector<Event> events) final;
+                                                    std::vector<Event> events,
+                                                    const PublishOptions& options) final;
+  absl::Status Declare(absl::string_view stream, const StreamPolicy& policy) override;
+  absl::StatusOr<StreamPolicy> PolicyOf(absl::string_view stream) override;
+  absl::StatusOr<std::vector<StreamDeclaration>> Declarations() override;
   absl::StatusOr<std::unique_ptr<Subscription>> Subscribe(
       const SubscribeOptions& options) override;
   Replayer* replayer() override { return this; }
@@ -42,14 +53,23 @@ class DriverBase : public EventBus, public Replayer {
 
  protected:
   // Stores `events` (validated, with stream, id and time set) as the next
-  // sequences of `stream`, all or nothing, then delivers them to fanout().
+  // sequences of `stream`, all or nothing, honouring `request` through
+  // PlanAppend, then delivers the appended ones to fanout(). Publish times
+  // must stay non-decreasing within a stream (raise an event's time to its
+  // predecessor's when the clock stepped back).
   virtual absl::StatusOr<std::vector<Receipt>> Append(absl::string_view stream,
-                                                      std::vector<Event> events) = 0;
+                                                      std::vector<Event> events,
+                                                      const AppendRequest& request) = 0;
   // Runs once in Close(), after in-flight publishes finished and
   // subscriptions were closed: release storage here.
   virtual absl::Status OnClose() { return absl::OkStatus(); }
 
   void InitFanOut();
+  // Replaces the in-memory MetadataStore with the driver's persistent one
+  // and loads its declarations. Call before the bus is shared.
+  absl::Status InitMetadata(std::unique_ptr<MetadataStore> store);
+  MetadataStore& metadata() { return *metadata_; }
+  const PolicyRegistry& policies() const { return *policies_; }
   FanOut& fanout() { return *fanout_; }
   const DriverContext& context() const { return context_; }
   const PublishLimits& limits() const { return limits_; }
@@ -59,6 +79,8 @@ class DriverBase : public EventBus, public Replayer {
   const DriverContext context_;
   const PublishLimits limits_;
   std::unique_ptr<FanOut> fanout_;
+  std::unique_ptr<MetadataStore> metadata_;
+  std::unique_ptr<PolicyRegistry> policies_;
 
   Mutex mu_;
   int in_flight_ ABSL_GUARDED_BY(mu_) = 0;

@@ -29,6 +29,7 @@
 #include "core/logger.h"
 #include "core/redactor.h"
 #include "core/registry.h"
+#include "core/stream_policy.h"
 
 namespace keel {
 
@@ -40,6 +41,8 @@ struct DriverContext {
   // Optional: called after each write to the driver's store (e.g. one group
   // commit) with its latency, for metrics. Must be cheap and thread-safe.
   std::function<void(absl::Duration latency)> on_store_write;
+  // The policy of streams that have no declaration.
+  StreamPolicy default_policy;
 };
 
 class DriverFactory {

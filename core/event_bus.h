@@ -7,6 +7,14 @@
 // to one stream is all-or-nothing: either every event gets consecutive
 // sequences or none does and no sequence is consumed.
 //
+// Streams can be declared with a StreamPolicy (retention, payload limit,
+// idempotency window, partitions); undeclared streams get the bus's default
+// policy. A publish whose event carries an idempotency key already seen on
+// the stream within the policy's dedupe window appends nothing and returns
+// the original receipt with `duplicate` set; a batch is deduplicated per
+// event. PublishOptions::expected_last_sequence makes the append conditional
+// on the stream's last sequence (kConflict with the actual one otherwise).
+//
 // Close stops new publishes (kClosed), waits for in-flight publishes, then
 // ends every subscription; readers drain queued events before seeing kClosed.
 //
@@ -15,6 +23,7 @@
 #define KEEL_CORE_EVENT_BUS_H_
 
 #include <memory>
+#include <optional>
 #include <string>
 #include "absl/strings/string_view.h"
 #include <vector>
@@ -23,7 +32,9 @@
 #include "absl/status/statusor.h"
 #include "core/cursor.h"
 #include "core/event.h"
+#include "core/consumer_groups.h"
 #include "core/replayer.h"
+#include "core/stream_policy.h"
 #include "core/subscription.h"
 
 namespace keel {
@@ -36,14 +47,55 @@ struct Receipt {
   bool duplicate = false;  // An idempotent retry that appended nothing.
 };
 
+struct PublishOptions {
+  // Append only if the stream's last sequence (0 for an empty stream) equals
+  // this; otherwise kConflict carrying the actual value (GetConflict). Events
+  // that are idempotent duplicates are answered before the check.
+  std::optional<uint64_t> expected_last_sequence;
+};
+
+// What one Trim call removed.
+struct TrimReport {
+  uint64_t events = 0;       // Entries deleted past a retention bound.
+  uint64_t bytes = 0;        // Their Event::ApproximateSize.
+  uint64_t dedupe_keys = 0;  // Expired idempotency keys collected.
+  bool more = false;         // Work remains: call again.
+};
+
 class EventBus {
  public:
   virtual ~EventBus() = default;
 
-  virtual absl::StatusOr<Receipt> Publish(Event event) = 0;
+  virtual absl::StatusOr<Receipt> Publish(Event event, const PublishOptions& options) = 0;
+  absl::StatusOr<Receipt> Publish(Event event) { return Publish(std::move(event), {}); }
   // All events must name `stream` (or leave it empty).
   virtual absl::StatusOr<std::vector<Receipt>> PublishBatch(absl::string_view stream,
-                                                            std::vector<Event> events) = 0;
+                                                            std::vector<Event> events,
+                                                            const PublishOptions& options) = 0;
+  absl::StatusOr<std::vector<Receipt>> PublishBatch(absl::string_view stream,
+                                                    std::vector<Event> events) {
+    return PublishBatch(stream, std::move(events), {});
+  }
+
+  // Declares `stream` (or, with partitions, a topic). Declaring identical
+  // settings again is a no-op; different settings fail with kResourceDrift
+  // naming the differing fields. Declarations last as long as the bus's data.
+  virtual absl::Status Declare(absl::string_view stream, const StreamPolicy& policy);
+  // The policy in force for `stream`: its declaration, its topic's, or the
+  // bus default.
+  virtual absl::StatusOr<StreamPolicy> PolicyOf(absl::string_view stream);
+  // Every declaration, sorted by stream.
+  virtual absl::StatusOr<std::vector<StreamDeclaration>> Declarations();
+
+  // Removes events past their stream's retention bounds and expired
+  // idempotency keys, at most about `budget` records per call.
+  virtual absl::StatusOr<TrimReport> Trim(size_t budget);
+  // Cheap (no I/O): true when some stream may be over a retention bound or
+  // idempotency keys may have expired, i.e. when Trim has work.
+  virtual bool NeedsTrim() const { return false; }
+
+  // nullptr when the driver keeps no consumer groups.
+  virtual ConsumerGroups* groups() { return nullptr; }
 
   virtual absl::StatusOr<std::unique_ptr<Subscription>> Subscribe(
       const SubscribeOptions& options) = 0;

@@ -52,4 +52,49 @@ absl::StatusOr<uint64_t> ResolveUntil(const ReplayRequest& request, const Stream
   return std::min(request.until->sequence, info.last_sequence);
 }
 
+namespace {
+
+// Publish time of event `sequence` (which must be retained).
+absl::StatusOr<absl::Time> TimeOf(Replayer& replayer, absl::string_view stream,
+                                  uint64_t sequence) {
+  ReplayRequest request;
+  request.stream = std::string(stream);
+  request.after = Position::After(Cursor::For(stream, replayer.epoch(), sequence - 1));
+  request.limit = 1;
+  KEEL_ASSIGN_OR_RETURN(ReplayPage page, replayer.Replay(request));
+  if (page.events.empty()) {
+    return absl::InternalError(absl::StrCat("stream '", stream, "' has no event ", sequence));
+  }
+  return page.events.front().time;
+}
+
+}  // namespace
+
+absl::StatusOr<Position> PositionAtTime(Replayer& replayer, absl::string_view stream,
+                                        absl::Time time) {
+  KEEL_ASSIGN_OR_RETURN(StreamInfo info, replayer.Bounds(stream));
+  // Find the first retained sequence whose time is >= `time` in [lo, hi).
+  uint64_t lo = info.first_sequence;
+  uint64_t hi = info.last_sequence + 1;
+  while (lo < hi) {
+    const uint64_t mid = lo + (hi - lo) / 2;
+    KEEL_ASSIGN_OR_RETURN(absl::Time at, TimeOf(replayer, stream, mid));
+    if (at < time) {
+      lo = mid + 1;
+    } else {
+      hi = mid;
+    }
+  }
+  if (lo > info.last_sequence) return Position::After(info.head);
+  if (lo == info.first_sequence) return Position::Earliest();
+  return Position::After(Cursor::For(stream, replayer.epoch(), lo - 1));
+}
+
+absl::StatusOr<Cursor> LatestCursor(Replayer& replayer, absl::string_view stream,
+                                    absl::string_view tenant) {
+  (void)tenant;  // Any tenant's watermark is the head; see the header.
+  KEEL_ASSIGN_OR_RETURN(StreamInfo info, replayer.Bounds(stream));
+  return info.head;
+}
+
 }  // namespace keel

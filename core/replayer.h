@@ -92,6 +92,21 @@ absl::Status ValidateReplayRequest(const ReplayRequest& request);
 absl::StatusOr<uint64_t> ResolveUntil(const ReplayRequest& request, const StreamInfo& info,
                                       uint64_t epoch);
 
+// The position just before the first event of `stream` published at or after
+// `time` (the head when there is none; Position::Earliest() when
+// every retained event qualifies). Drivers keep publish times non-decreasing
+// within a stream, so this is a binary search of O(log n) one-event reads.
+absl::StatusOr<Position> PositionAtTime(Replayer& replayer, absl::string_view stream,
+                                        absl::Time time);
+
+// The cursor a reader filtering on `tenant` may persist as its watermark: the
+// stream's head. Every event of the tenant up to the head is at or before it,
+// so resuming there misses nothing of the tenant, and it never goes stale
+// while the tenant is idle. (Filtered replay pages and SSE streams advance
+// their `next` cursor / `id:` the same way.)
+absl::StatusOr<Cursor> LatestCursor(Replayer& replayer, absl::string_view stream,
+                                    absl::string_view tenant);
+
 }  // namespace keel
 
 #endif  // KEEL_CORE_REPLAYER_H_

@@ -1,6 +1,7 @@
 #include "drivers/durable/durable_bus.h"
 
 #include <algorithm>
+#include <atomic>
 #include <thread>
 
 #include "absl/container/flat_hash_map.h"
@@ -12,24 +13,28 @@
 #include "drivers/durable/group_commit.h"
 #include "drivers/durable/key_layout.h"
 #include "drivers/durable/recovery.h"
+#include "drivers/durable/store_metadata.h"
 
 namespace keel {
 namespace {
 
 using durable::Head;
 using durable::PendingAppend;
+using durable::TrimPlan;
 
 class DurableBus final : public DriverBase {
  public:
   DurableBus(std::shared_ptr<StateStore> store, const DurableOptions& options,
-             const DriverContext& context, durable::RecoveredState recovered)
+             const DriverContext& context, durable::RecoveredState recovered,
+             absl::Time first_key_expiry)
       : DriverBase(context, PublishLimits{}),
         store_(std::move(store)),
         options_(options),
         epoch_(recovered.epoch),
         committer_(options.max_group_bytes,
                    [this](absl::Span<PendingAppend* const> group) { return Commit(group); }),
-        heads_(std::move(recovered.heads)) {
+        heads_(std::move(recovered.heads)),
+        next_key_expiry_(absl::ToUnixNanos(first_key_expiry)) {
     InitFanOut();
     if (options_.sync == SyncMode::kInterval) syncer_ = std::thread([this] { SyncLoop(); });
   }
@@ -40,14 +45,36 @@ class DurableBus final : public DriverBase {
   absl::StatusOr<std::vector<StreamInfo>> ListStreams(absl::string_view prefix,
                                                       size_t limit) override;
   uint64_t epoch() const override { return epoch_; }
+  absl::StatusOr<TrimReport> Trim(size_t budget) override;
+  bool NeedsTrim() const override;
+  absl::Status InitMetadata(std::unique_ptr<MetadataStore> store) {
+    return DriverBase::InitMetadata(std::move(store));
+  }
 
  protected:
   absl::StatusOr<std::vector<Receipt>> Append(absl::string_view stream,
-                                              std::vector<Event> events) override;
+                                              std::vector<Event> events,
+                                              const AppendRequest& request) override;
   absl::Status OnClose() override;
 
  private:
+  // What one commit group stages before its single store write.
+  struct GroupState {
+    WriteBatch batch;
+    absl::flat_hash_map<absl::string_view, Head> heads;
+    // Idempotency keys appended by this group: "<stream>\0<key>".
+    absl::flat_hash_map<std::string, DedupeHit> keys;
+    std::vector<PendingAppend*> appended;
+  };
+
   absl::Status Commit(absl::Span<PendingAppend* const> group);
+  Head& StagedHead(GroupState& state, absl::string_view stream);
+  absl::Status StageAppend(GroupState& state, PendingAppend& append);
+  absl::Status StageMaintenance(GroupState& state, PendingAppend& append);
+  absl::StatusOr<absl::Time> LastTime(absl::string_view stream, const Head& head);
+  absl::StatusOr<uint64_t> TrimStream(absl::string_view stream, const Head& head,
+                                      const RetentionLimits& limits, absl::Time now,
+                                      uint64_t budget, TrimReport& report);
   bool SyncThisWrite();
   void SyncLoop();
   Head CurrentHead(absl::string_view stream) const;
@@ -60,6 +87,11 @@ class DurableBus final : public DriverBase {
 
   mutable Mutex heads_mu_;
   absl::flat_hash_map<std::string, Head> heads_ ABSL_GUARDED_BY(heads_mu_);
+  // Publish time of each stream's last event, kept by the committer alone
+  // (times stay non-decreasing per stream); loaded from the store on demand.
+  absl::flat_hash_map<std::string, absl::Time> last_time_;
+  // Unix nanos of the earliest idempotency-key expiry (NeedsTrim).
+  std::atomic<int64_t> next_key_expiry_;
 
   Mutex sync_mu_;
   absl::Time last_sync_ ABSL_GUARDED_BY(sync_mu_) = absl::InfinitePast();
@@ -87,7 +119,8 @@ StreamInfo DurableBus::InfoOf(absl::string_view stream, const Head& head) const 
 }
 
 absl::StatusOr<std::vector<Receipt>> DurableBus::Append(absl::string_view stream,
-                                                        std::vector<Event> events) {
+                                                        std::vector<Event> events,
+                                                        const AppendRequest& request) {
   // Encoding happens here, in parallel across publishers, not in the leader.
   std::vector<std::string> values;
   values.reserve(events.size());
@@ -96,48 +129,145 @@ absl::StatusOr<std::vector<Receipt>> DurableBus::Append(absl::string_view stream
     values.push_back(durable::EncodeEntry(event));
     bytes += values.back().size();
   }
+  std::vector<Receipt> receipts;
   PendingAppend append;
   append.stream = stream;
   append.events = &events;
   append.values = &values;
   append.bytes = bytes;
-  KEEL_RETURN_IF_ERROR(committer_.Submit(append));
-  std::vector<Receipt> receipts;
-  receipts.reserve(events.size());
-  for (const Event& event : events) receipts.push_back(MakeReceipt(event));
+  append.request = &request;
+  append.receipts = &receipts;
+  absl::Status status = committer_.Submit(append);
+  KEEL_RETURN_IF_ERROR(append.rejected);
+  KEEL_RETURN_IF_ERROR(status);
   return receipts;
 }
 
-absl::Status DurableBus::Commit(absl::Span<PendingAppend* const> group) {
-  absl::flat_hash_map<absl::string_view, Head> staged;
-  WriteBatch batch;
-  for (PendingAppend* append : group) {
-    Head& head = staged.try_emplace(append->stream, CurrentHead(append->stream)).first->second;
-    for (size_t i = 0; i < append->events->size(); ++i) {
-      Event& event = (*append->events)[i];
-      if (head.count() == 0) head.oldest_time = event.time;
-      event.sequence = head.next++;
-      head.bytes += event.ApproximateSize();
-      batch.Put(durable::EntryKey(append->stream, event.sequence), (*append->values)[i]);
+Head& DurableBus::StagedHead(GroupState& state, absl::string_view stream) {
+  auto it = state.heads.find(stream);
+  if (it == state.heads.end()) it = state.heads.emplace(stream, CurrentHead(stream)).first;
+  return it->second;
+}
+
+absl::StatusOr<absl::Time> DurableBus::LastTime(absl::string_view stream, const Head& head) {
+  if (auto it = last_time_.find(stream); it != last_time_.end()) return it->second;
+  absl::Time last = absl::InfinitePast();
+  if (head.count() > 0) {
+    const std::string key = durable::EntryKey(stream, head.last());
+    KEEL_ASSIGN_OR_RETURN(std::string value, store_->Get(key));
+    absl::StatusOr<Event> event = durable::DecodeEntry(stream, head.last(), value);
+    if (!event.ok()) {
+      return absl::DataLossError(absl::StrCat("key ", durable::PrintableKey(key), ": ",
+                                              event.status().message()));
+    }
+    last = event->time;
+  }
+  last_time_.emplace(std::string(stream), last);
+  return last;
+}
+
+absl::Status DurableBus::StageAppend(GroupState& state, PendingAppend& append) {
+  std::vector<Event>& events = *append.events;
+  const AppendRequest& request = *append.request;
+  Head& head = StagedHead(state, append.stream);
+  const absl::Time now = context().clock->Now();
+  absl::Status lookup_error;
+  auto lookup = [&](absl::string_view key) -> std::optional<DedupeHit> {
+    auto staged = state.keys.find(absl::StrCat(append.stream, absl::string_view("\0", 1), key));
+    if (staged != state.keys.end()) return staged->second;
+    absl::StatusOr<std::optional<DedupeHit>> hit =
+        durable::LookupDedupe(*store_, append.stream, key, now);
+    if (!hit.ok()) lookup_error.Update(hit.status());
+    return hit.ok() ? *hit : std::nullopt;
+  };
+  KEEL_ASSIGN_OR_RETURN(AppendPlan plan, PlanAppend(events, request, head.last(), lookup));
+  KEEL_RETURN_IF_ERROR(lookup_error);
+  KEEL_ASSIGN_OR_RETURN(absl::Time last_time, LastTime(append.stream, head));
+  for (size_t i : plan.append) {
+    Event& event = events[i];
+    if (event.time < last_time) {
+      // The clock stepped back, or a publisher stamped earlier was queued
+      // later: keep times non-decreasing within the stream.
+      event.time = last_time;
+      (*append.values)[i] = durable::EncodeEntry(event);
+    }
+    last_time = event.time;
+    if (head.count() == 0) head.oldest_time = event.time;
+    event.sequence = head.next++;
+    head.bytes += event.ApproximateSize();
+    state.batch.Put(durable::EntryKey(append.stream, event.sequence), (*append.values)[i]);
+    if (event.idempotency_key && request.dedupe_window > absl::ZeroDuration()) {
+      const DedupeHit hit{event.sequence, event.id};
+      const absl::Time expires = event.time + request.dedupe_window;
+      durable::StageDedupe(state.batch, append.stream, *event.idempotency_key, hit, expires);
+      state.keys.emplace(absl::StrCat(append.stream, absl::string_view("\0", 1),
+                                      *event.idempotency_key), hit);
+      int64_t expiry = absl::ToUnixNanos(expires);
+      int64_t current = next_key_expiry_.load();
+      while (expiry < current && !next_key_expiry_.compare_exchange_weak(current, expiry)) {
+      }
     }
   }
-  for (const auto& [stream, head] : staged) batch.Put(durable::HeadKey(stream), EncodeHead(head));
+  last_time_[append.stream] = last_time;
+  *append.receipts = PlannedReceipts(plan, events, append.stream, epoch_);
+  if (plan.append.size() != events.size()) {
+    // Only the appended events are delivered.
+    std::vector<Event> appended;
+    for (size_t i : plan.append) appended.push_back(events[i]);
+    events = std::move(appended);
+  }
+  return absl::OkStatus();
+}
+
+absl::Status DurableBus::StageMaintenance(GroupState& state, PendingAppend& append) {
+  if (append.trim != nullptr) {
+    return durable::ApplyTrim(*store_, state.batch, append.stream, *append.trim,
+                              StagedHead(state, append.stream));
+  }
+  KEEL_ASSIGN_OR_RETURN(*append.collect,
+                        durable::CollectExpiredKeys(*store_, state.batch,
+                                                    context().clock->Now(),
+                                                    append.collect_budget));
+  next_key_expiry_.store(absl::ToUnixNanos(append.collect->next_expiry));
+  return absl::OkStatus();
+}
+
+absl::Status DurableBus::Commit(absl::Span<PendingAppend* const> group) {
+  GroupState state;
+  // Maintenance first: its deletions then precede this group's new records
+  // in the batch, so a key collected and published again in one group stays.
+  for (PendingAppend* member : group) {
+    if (member->trim != nullptr || member->collect != nullptr) {
+      member->rejected = StageMaintenance(state, *member);
+    }
+  }
+  for (PendingAppend* member : group) {
+    if (member->trim != nullptr || member->collect != nullptr) continue;
+    member->rejected = StageAppend(state, *member);
+    if (member->rejected.ok()) state.appended.push_back(member);
+  }
+  for (const auto& [stream, head] : state.heads) {
+    state.batch.Put(durable::HeadKey(stream), EncodeHead(head));
+  }
 
   const absl::Time start = absl::Now();
-  absl::Status status = store_->Write(batch, WriteOptions{.sync = SyncThisWrite()});
+  absl::Status status = store_->Write(state.batch, WriteOptions{.sync = SyncThisWrite()});
   if (context().on_store_write) context().on_store_write(absl::Now() - start);
   if (!status.ok()) {
-    for (PendingAppend* append : group) {
+    for (PendingAppend* append : state.appended) {
       for (Event& event : *append->events) event.sequence = 0;
     }
+    last_time_.clear();  // Times staged above were never stored.
     return status;
   }
   {
     MutexLock lock(&heads_mu_);
-    for (const auto& [stream, head] : staged) heads_[stream] = head;
+    for (const auto& [stream, head] : state.heads) heads_[stream] = head;
   }
   // Still the only committer: deliveries leave in sequence order per stream.
-  for (PendingAppend* append : group) fanout().Deliver(append->stream, *append->events);
+  for (PendingAppend* append : state.appended) {
+    fanout().Deliver(append->stream, *append->events);
+  }
   return absl::OkStatus();
 }
 
@@ -230,6 +360,75 @@ absl::StatusOr<std::vector<StreamInfo>> DurableBus::ListStreams(absl::string_vie
   return infos;
 }
 
+absl::StatusOr<uint64_t> DurableBus::TrimStream(absl::string_view stream, const Head& head,
+                                                const RetentionLimits& limits, absl::Time now,
+                                                uint64_t budget, TrimReport& report) {
+  KEEL_ASSIGN_OR_RETURN(durable::TrimPlan plan,
+                        durable::PlanTrim(*store_, stream, head, limits, now, budget));
+  if (plan.events() == 0) return 0;
+  PendingAppend op;
+  op.stream = stream;
+  op.trim = &plan;
+  absl::Status status = committer_.Submit(op);
+  if (op.rejected.code() == absl::StatusCode::kAborted) return 0;  // Raced; next pass.
+  KEEL_RETURN_IF_ERROR(op.rejected);
+  KEEL_RETURN_IF_ERROR(status);
+  report.events += plan.events();
+  report.bytes += plan.bytes;
+  return plan.events();
+}
+
+absl::StatusOr<TrimReport> DurableBus::Trim(size_t budget) {
+  TrimReport report;
+  const absl::Time now = context().clock->Now();
+  std::vector<std::pair<std::string, Head>> over;
+  {
+    ReaderMutexLock lock(&heads_mu_);
+    for (const auto& [stream, head] : heads_) {
+      if (policies().PolicyOf(stream).retention.Exceeded(head.count(), head.bytes,
+                                                         head.oldest_time, now)) {
+        over.emplace_back(stream, head);
+      }
+    }
+  }
+  for (const auto& [stream, head] : over) {
+    if (report.events >= budget) {
+      report.more = true;
+      return report;
+    }
+    KEEL_RETURN_IF_ERROR(TrimStream(stream, head, policies().PolicyOf(stream).retention, now,
+                                    budget - report.events, report)
+                             .status());
+  }
+  if (absl::FromUnixNanos(next_key_expiry_.load()) <= now) {
+    durable::DedupeCollection collection;
+    PendingAppend op;
+    op.collect = &collection;
+    op.collect_budget = budget;
+    absl::Status status = committer_.Submit(op);
+    KEEL_RETURN_IF_ERROR(op.rejected);
+    KEEL_RETURN_IF_ERROR(status);
+    report.dedupe_keys = collection.collected;
+    report.more = report.more || collection.next_expiry <= now;
+  }
+  // A stream trimmed up to the budget may still be over its bound.
+  report.more = report.more || report.events >= budget;
+  return report;
+}
+
+bool DurableBus::NeedsTrim() const {
+  const absl::Time now = context().clock->Now();
+  if (absl::FromUnixNanos(next_key_expiry_.load()) <= now) return true;
+  ReaderMutexLock lock(&heads_mu_);
+  for (const auto& [stream, head] : heads_) {
+    if (policies().PolicyOf(stream).retention.Exceeded(head.count(), head.bytes,
+                                                       head.oldest_time, now)) {
+      return true;
+    }
+  }
+  return false;
+}
+
 absl::Status DurableBus::OnClose() {
   {
     MutexLock lock(&sync_mu_);
@@ -270,7 +469,11 @@ absl::StatusOr<std::unique_ptr<EventBus>> OpenDurableBus(std::shared_ptr<StateSt
                                                          const DurableOptions& options,
                                                          const DriverContext& context) {
   KEEL_ASSIGN_OR_RETURN(durable::RecoveredState recovered, durable::Recover(*store, *context.logger));
-  return std::make_unique<DurableBus>(std::move(store), options, context, std::move(recovered));
+  KEEL_ASSIGN_OR_RETURN(absl::Time first_key_expiry, durable::FirstExpiry(*store));
+  auto bus = std::make_unique<DurableBus>(store, options, context, std::move(recovered),
+                                          first_key_expiry);
+  KEEL_RETURN_IF_ERROR(bus->InitMetadata(durable::NewStoreMetadata(std::move(store))));
+  return bus;
 }
 
 }  // namespace keel

@@ -22,17 +22,32 @@
 #include "absl/strings/string_view.h"
 #include "core/mutex.h"
 #include "absl/types/span.h"
+#include "core/append_plan.h"
 #include "core/event.h"
+#include "drivers/durable/dedupe_index.h"
+#include "drivers/durable/trim.h"
 
 namespace keel::durable {
 
 // One publish waiting for its group. The leader assigns sequences in
-// `events` before committing.
+// `events` before committing. Maintenance (retention trims, collection of
+// expired idempotency keys) rides the same queue instead of an append, so
+// that it is ordered with publishes and constant traffic cannot starve it.
 struct PendingAppend {
   absl::string_view stream;
   std::vector<Event>* events = nullptr;
   std::vector<std::string>* values = nullptr;  // Encoded entries, one per event.
   size_t bytes = 0;
+  const AppendRequest* request = nullptr;
+  std::vector<Receipt>* receipts = nullptr;  // Filled by the commit.
+
+  const TrimPlan* trim = nullptr;           // Apply this plan to `stream`.
+  DedupeCollection* collect = nullptr;      // Collect expired idempotency keys.
+  size_t collect_budget = 0;
+
+  // Set by the commit function when this member alone is refused (conflict,
+  // a trim that lost a race); the member then wrote nothing.
+  absl::Status rejected;
 
   // Owned by GroupCommitter.
   absl::Status status;

@@ -7,6 +7,7 @@
 #include "absl/container/flat_hash_map.h"
 #include "absl/random/random.h"
 #include "absl/strings/match.h"
+#include "core/dedupe_table.h"
 #include "core/driver_base.h"
 #include "core/errors.h"
 #include "core/status_macros.h"
@@ -27,10 +28,13 @@ class MemoryBus final : public DriverBase {
   absl::StatusOr<std::vector<StreamInfo>> ListStreams(absl::string_view prefix,
                                                       size_t limit) override;
   uint64_t epoch() const override { return epoch_; }
+  absl::StatusOr<TrimReport> Trim(size_t budget) override;
+  bool NeedsTrim() const override;
 
  protected:
   absl::StatusOr<std::vector<Receipt>> Append(absl::string_view stream,
-                                              std::vector<Event> events) override;
+                                              std::vector<Event> events,
+                                              const AppendRequest& request) override;
 
  private:
   struct Ring {
@@ -39,6 +43,8 @@ class MemoryBus final : public DriverBase {
     uint64_t first ABSL_GUARDED_BY(mu) = 1;  // Sequence of events.front().
     uint64_t next ABSL_GUARDED_BY(mu) = 1;   // Sequence the next event gets.
     uint64_t bytes ABSL_GUARDED_BY(mu) = 0;
+    absl::Time last_time ABSL_GUARDED_BY(mu) = absl::InfinitePast();
+    DedupeTable dedupe ABSL_GUARDED_BY(mu);
   };
 
   static uint64_t NewEpoch() {
@@ -50,7 +56,12 @@ class MemoryBus final : public DriverBase {
   Ring& FindOrAddRing(absl::string_view stream);
   StreamInfo InfoLocked(absl::string_view stream, const Ring& ring) const
       ABSL_SHARED_LOCKS_REQUIRED(ring.mu);
-  void EvictLocked(Ring& ring) ABSL_EXCLUSIVE_LOCKS_REQUIRED(ring.mu);
+  // Evicts past the ring limits, the retention bounds of `policy` and, with
+  // `budget`, at most that many events. Returns {events, bytes} evicted.
+  std::pair<uint64_t, uint64_t> EvictLocked(Ring& ring, const RetentionLimits& retention,
+                                            absl::Time now, uint64_t budget = UINT64_MAX)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(ring.mu);
+  std::vector<std::pair<std::string, Ring*>> RingsWithPrefix(absl::string_view prefix) const;
 
   const MemoryRingLimits limits_;
   const uint64_t epoch_;
@@ -84,34 +95,86 @@ StreamInfo MemoryBus::InfoLocked(absl::string_view stream, const Ring& ring) con
   return info;
 }
 
-void MemoryBus::EvictLocked(Ring& ring) {
-  // Keep at least the newest event even if it alone is over the byte bound.
-  while (ring.events.size() > 1 && (ring.events.size() > limits_.max_events_per_stream ||
-                                    ring.bytes > limits_.max_bytes_per_stream)) {
-    ring.bytes -= ring.events.front()->ApproximateSize();
+std::pair<uint64_t, uint64_t> MemoryBus::EvictLocked(Ring& ring, const RetentionLimits& retention,
+                                                      absl::Time now, uint64_t budget) {
+  auto over = [&] {
+    // The ring limits keep at least the newest event even if it alone is over
+    // the byte bound; retention bounds may empty the stream.
+    if (ring.events.size() > 1 && (ring.events.size() > limits_.max_events_per_stream ||
+                                   ring.bytes > limits_.max_bytes_per_stream)) {
+      return true;
+    }
+    return !ring.events.empty() && retention.Exceeded(ring.events.size(), ring.bytes,
+                                                      ring.events.front()->time, now);
+  };
+  std::pair<uint64_t, uint64_t> evicted;
+  while (evicted.first < budget && over()) {
+    const uint64_t size = ring.events.front()->ApproximateSize();
+    ring.bytes -= size;
     ring.events.pop_front();
     ++ring.first;
+    ++evicted.first;
+    evicted.second += size;
   }
+  return evicted;
 }
 
 absl::StatusOr<std::vector<Receipt>> MemoryBus::Append(absl::string_view stream,
-                                                       std::vector<Event> events) {
+                                                       std::vector<Event> events,
+                                                       const AppendRequest& request) {
   Ring& ring = FindOrAddRing(stream);
-  std::vector<Receipt> receipts;
-  std::vector<EventPtr> stored;
-  receipts.reserve(events.size());
-  stored.reserve(events.size());
+  const absl::Time now = context().clock->Now();
+  const RetentionLimits retention = policies().PolicyOf(stream).retention;
   MutexLock lock(&ring.mu);
-  for (Event& event : events) {
+  KEEL_ASSIGN_OR_RETURN(AppendPlan plan,
+                        PlanAppend(events, request, ring.next - 1, [&](absl::string_view key) {
+                          return ring.dedupe.Find(key, now);
+                        }));
+  for (size_t i : plan.append) {
+    Event& event = events[i];
     event.sequence = ring.next++;
-    receipts.push_back(MakeReceipt(event));
-    ring.bytes += event.ApproximateSize();
-    stored.push_back(std::make_shared<const Event>(std::move(event)));
+    event.time = std::max(event.time, ring.last_time);
+    ring.last_time = event.time;
+    if (event.idempotency_key && request.dedupe_window > absl::ZeroDuration()) {
+      ring.dedupe.Remember(*event.idempotency_key, DedupeHit{event.sequence, event.id},
+                           event.time + request.dedupe_window);
+    }
+  }
+  std::vector<Receipt> receipts = PlannedReceipts(plan, events, stream, epoch_);
+  std::vector<EventPtr> stored;
+  stored.reserve(plan.append.size());
+  for (size_t i : plan.append) {
+    ring.bytes += events[i].ApproximateSize();
+    stored.push_back(std::make_shared<const Event>(std::move(events[i])));
     ring.events.push_back(stored.back());
   }
-  EvictLocked(ring);
+  EvictLocked(ring, retention, now);
   fanout().Deliver(stream, stored);  // Under the ring lock: in sequence order.
   return receipts;
+}
+
+absl::StatusOr<TrimReport> MemoryBus::Trim(size_t budget) {
+  TrimReport report;
+  const absl::Time now = context().clock->Now();
+  for (const auto& [name, ring] : RingsWithPrefix("")) {
+    const RetentionLimits retention = policies().PolicyOf(name).retention;
+    MutexLock lock(&ring->mu);
+    auto [events, bytes] = EvictLocked(*ring, retention, now, budget - report.events);
+    report.events += events;
+    report.bytes += bytes;
+    report.dedupe_keys += ring->dedupe.CollectExpired(now);
+    if (report.events >= budget) {
+      report.more = true;
+      break;
+    }
+  }
+  return report;
+}
+
+bool MemoryBus::NeedsTrim() const {
+  // Evictions by count and bytes happen on publish; only age bounds and
+  // idempotency keys wait for Trim.
+  return true;
 }
 
 absl::StatusOr<StreamInfo> MemoryBus::Bounds(absl::string_view stream) {
@@ -150,8 +213,8 @@ absl::StatusOr<ReplayPage> MemoryBus::Replay(const ReplayRequest& request) {
   return page;
 }
 
-absl::StatusOr<std::vector<StreamInfo>> MemoryBus::ListStreams(absl::string_view prefix,
-                                                               size_t limit) {
+std::vector<std::pair<std::string, MemoryBus::Ring*>> MemoryBus::RingsWithPrefix(
+    absl::string_view prefix) const {
   std::vector<std::pair<std::string, Ring*>> matches;
   {
     ReaderMutexLock lock(&rings_mu_);
@@ -160,6 +223,12 @@ absl::StatusOr<std::vector<StreamInfo>> MemoryBus::ListStreams(absl::string_view
     }
   }
   std::sort(matches.begin(), matches.end());
+  return matches;
+}
+
+absl::StatusOr<std::vector<StreamInfo>> MemoryBus::ListStreams(absl::string_view prefix,
+                                                               size_t limit) {
+  std::vector<std::pair<std::string, Ring*>> matches = RingsWithPrefix(prefix);
   if (matches.size() > limit) matches.resize(limit);
   std::vector<StreamInfo> infos;
   for (const auto& [name, ring] : matches) {

@@ -20,6 +20,7 @@
 #include "absl/container/flat_hash_map.h"
 #include "absl/random/random.h"
 #include "absl/strings/match.h"
+#include "core/dedupe_table.h"
 #include "core/driver_base.h"
 #include "core/driver_factory.h"
 #include "core/mutex.h"
@@ -88,29 +89,39 @@ class JournalBus final : public keel::DriverBase {
   uint64_t epoch() const override { return epoch_; }
 
  protected:
+  // Idempotency keys and expected sequences follow keel::PlanAppend, with
+  // an in-memory dedupe index per stream.
   absl::StatusOr<std::vector<Receipt>> Append(absl::string_view stream,
-                                              std::vector<keel::Event> events) override {
-    std::vector<Receipt> receipts;
-    std::vector<EventPtr> stored;
-    receipts.reserve(events.size());
-    stored.reserve(events.size());
+                                              std::vector<keel::Event> events,
+                                              const keel::AppendRequest& request) override {
+    const absl::Time now = context().clock->Now();
     keel::MutexLock lock(&mu_);
     Journal& journal = journals_[stream];
-    for (keel::Event& event : events) {
+    KEEL_ASSIGN_OR_RETURN(
+        keel::AppendPlan plan,
+        keel::PlanAppend(events, request, journal.events.size(),
+                         [&](absl::string_view key) { return journal.dedupe.Find(key, now); }));
+    for (size_t i : plan.append) {
+      keel::Event& event = events[i];
       event.sequence = journal.events.size() + 1;
-      receipts.push_back(MakeReceipt(event));
+      if (!journal.events.empty()) event.time = std::max(event.time, journal.events.back()->time);
+      if (event.idempotency_key && request.dedupe_window > absl::ZeroDuration()) {
+        journal.dedupe.Remember(*event.idempotency_key, {event.sequence, event.id},
+                                event.time + request.dedupe_window);
+      }
       journal.bytes += event.ApproximateSize();
-      stored.push_back(std::make_shared<const keel::Event>(std::move(event)));
-      journal.events.push_back(stored.back());
+      journal.events.push_back(std::make_shared<const keel::Event>(event));
     }
+    std::vector<EventPtr> stored(journal.events.end() - plan.append.size(), journal.events.end());
     fanout().Deliver(stream, stored);  // Still under mu_: in sequence order.
-    return receipts;
+    return keel::PlannedReceipts(plan, events, stream, epoch_);
   }
 
  private:
   struct Journal {
     std::vector<EventPtr> events;  // events[i] has sequence i + 1.
     uint64_t bytes = 0;
+    keel::DedupeTable dedupe;
   };
 
   static uint64_t NewEpoch() {

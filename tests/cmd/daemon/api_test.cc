@@ -261,7 +261,7 @@ TEST_F(ApiTest, BatchPublishIsAllOrNothing) {
 // Deduplication by idempotency key is specified (issue 4: receipts carry
 // `duplicate`) but deferred to issue 5 (rfcs/0004-http-api.md §12): a
 // repeated key appends again. Enable when the drivers deduplicate.
-TEST_F(ApiTest, DISABLED_IdempotencyKeysDeduplicate) {
+TEST_F(ApiTest, IdempotencyKeysDeduplicate) {
   // Idempotency-Key header on a single event.
   ASSERT_OK_AND_ASSIGN(auto first, PostEvents(*http_, "batch", R"({"type":"c","data":3})",
                                               {{"Idempotency-Key", "key-1"}}));

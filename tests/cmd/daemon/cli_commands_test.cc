@@ -139,7 +139,7 @@ TEST_F(CliCommandsTest, PublishReadsDataFile) {
 }
 
 // Disabled until idempotency keys deduplicate (issue 5, rfcs/0004-http-api.md §12).
-TEST_F(CliCommandsTest, DISABLED_PublishHonoursIdempotencyKey) {
+TEST_F(CliCommandsTest, PublishHonoursIdempotencyKey) {
   const std::string path = dir_.Sub("event.json");
   std::ofstream(path) << "{\"from\": \"file\"}\n";
   Result first = RunKeel({"publish", "--server", server_, "--stream", "files", "--type", "t",

@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 
 #include "absl/synchronization/notification.h"
+#include "core/forwarding_bus.h"
 #include "tests/cmd/daemon/daemon_fixture.h"
 #include "tests/testing/status_matchers.h"
 
@@ -19,25 +20,22 @@ struct Gate {
   absl::Notification release;
 };
 
-class GatedBus : public EventBus {
+class GatedBus : public ForwardingBus {
  public:
-  GatedBus(std::unique_ptr<EventBus> inner, Gate* gate) : inner_(std::move(inner)), gate_(gate) {}
+  GatedBus(std::unique_ptr<EventBus> inner, Gate* gate) : ForwardingBus(std::move(inner)), gate_(gate) {}
 
-  absl::StatusOr<Receipt> Publish(Event event) override {
+  using ForwardingBus::Publish;
+  using ForwardingBus::PublishBatch;
+  absl::StatusOr<Receipt> Publish(Event event, const PublishOptions& options) override {
     Wait();
-    return inner_->Publish(std::move(event));
+    return ForwardingBus::Publish(std::move(event), options);
   }
   absl::StatusOr<std::vector<Receipt>> PublishBatch(absl::string_view stream,
-                                                    std::vector<Event> events) override {
+                                                    std::vector<Event> events,
+                                                    const PublishOptions& options) override {
     Wait();
-    return inner_->PublishBatch(stream, std::move(events));
+    return ForwardingBus::PublishBatch(stream, std::move(events), options);
   }
-  absl::StatusOr<std::unique_ptr<Subscription>> Subscribe(const SubscribeOptions& options) override {
-    return inner_->Subscribe(options);
-  }
-  Replayer* replayer() override { return inner_->replayer(); }
-  std::string DegradedReason() const override { return inner_->DegradedReason(); }
-  absl::Status Close(absl::Duration drain_timeout) override { return inner_->Close(drain_timeout); }
 
  private:
   void Wait() {
@@ -45,7 +43,6 @@ class GatedBus : public EventBus {
     gate_->release.WaitForNotificationWithTimeout(kWait);
   }
 
-  std::unique_ptr<EventBus> inner_;
   Gate* gate_;
 };
 

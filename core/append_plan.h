@@ -1,0 +1,67 @@
+// AppendPlan: the idempotency and optimistic-concurrency rules of a publish,
+// shared by every driver so that all of them answer alike.
+//
+// A driver calls PlanAppend at its serialization point for the stream (the
+// ring lock, the commit leader), where the stream's last sequence cannot
+// move, with a lookup into its idempotency index. The plan says which events
+// to append and which are duplicates: of an event appended earlier within
+// the window, or of an earlier event of the same batch. The expected last
+// sequence is checked only when something is to be appended, so a retried
+// conditional publish gets its original receipts, not a conflict.
+//
+// Thread safety: pure functions.
+#ifndef KEEL_CORE_APPEND_PLAN_H_
+#define KEEL_CORE_APPEND_PLAN_H_
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "absl/functional/function_ref.h"
+#include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
+#include "absl/time/time.h"
+#include "core/event.h"
+#include "core/event_bus.h"
+
+namespace keel {
+
+// What a driver's Append is asked to honour besides storing the events.
+struct AppendRequest {
+  std::optional<uint64_t> expected_last_sequence;
+  // Idempotency keys are remembered this long; zero disables dedupe.
+  absl::Duration dedupe_window = absl::ZeroDuration();
+};
+
+// The event an idempotency key was first published with.
+struct DedupeHit {
+  uint64_t sequence = 0;
+  std::string id;
+};
+
+using DedupeLookup = absl::FunctionRef<std::optional<DedupeHit>(absl::string_view key)>;
+
+struct AppendPlan {
+  // Per event: set when the event is a duplicate of an earlier publish.
+  std::vector<std::optional<DedupeHit>> earlier;
+  // Per event: set when it repeats the key of an earlier event of the batch.
+  std::vector<std::optional<size_t>> same_batch;
+  // Indexes of the events to append, in order.
+  std::vector<size_t> append;
+};
+
+// kConflict (with ConflictInfo) when events are to be appended and
+// `request.expected_last_sequence` differs from `last_sequence`.
+absl::StatusOr<AppendPlan> PlanAppend(const std::vector<Event>& events,
+                                      const AppendRequest& request, uint64_t last_sequence,
+                                      DedupeLookup lookup);
+
+// The receipts of a planned batch once the appended events (at their
+// indexes in `events`) carry their sequences.
+std::vector<Receipt> PlannedReceipts(const AppendPlan& plan, const std::vector<Event>& events,
+                                     absl::string_view stream, uint64_t epoch);
+
+}  // namespace keel
+
+#endif  // KEEL_CORE_APPEND_PLAN_H_

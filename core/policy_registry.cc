@@ -1,0 +1,94 @@
+#include "core/policy_registry.h"
+
+#include "absl/strings/match.h"
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "core/errors.h"
+#include "core/publish_validation.h"
+#include "core/status_macros.h"
+
+namespace keel {
+namespace {
+
+constexpr absl::string_view kPrefix = "policy/";
+constexpr absl::string_view kDeadLetterSuffix = ".dlq";
+
+}  // namespace
+
+std::string DeadLetterStream(absl::string_view stream) {
+  return absl::StrCat(stream, kDeadLetterSuffix);
+}
+
+absl::StatusOr<std::unique_ptr<PolicyRegistry>> PolicyRegistry::Open(MetadataStore& store,
+                                                                      StreamPolicy defaults) {
+  std::unique_ptr<PolicyRegistry> registry(new PolicyRegistry(store, std::move(defaults)));
+  KEEL_ASSIGN_OR_RETURN(std::vector<MetadataStore::Record> records, store.List(kPrefix));
+  MutexLock lock(&registry->mu_);
+  for (const auto& [key, value] : records) {
+    absl::StatusOr<StreamPolicy> policy = StreamPolicy::Parse(value);
+    if (!policy.ok()) {
+      return absl::DataLossError(absl::StrCat("declaration record '", key,
+                                              "' does not parse: ", policy.status().message()));
+    }
+    registry->declared_.emplace(key.substr(kPrefix.size()), *std::move(policy));
+  }
+  return registry;
+}
+
+absl::Status PolicyRegistry::Declare(absl::string_view stream, const StreamPolicy& policy) {
+  KEEL_RETURN_IF_ERROR(ValidateStreamName(stream));
+  MutexLock lock(&mu_);
+  if (auto it = declared_.find(stream); it != declared_.end()) {
+    if (it->second == policy) return absl::OkStatus();
+    return ResourceDrift(absl::StrCat(
+        "stream '", stream, "' is declared with different settings: ",
+        absl::StrJoin(DifferingFields(it->second, policy), ", "), " (declared: ",
+        it->second.ToString(), ")"));
+  }
+  KEEL_RETURN_IF_ERROR(store_.Put(absl::StrCat(kPrefix, stream), policy.ToString()));
+  declared_.emplace(std::string(stream), policy);
+  return absl::OkStatus();
+}
+
+const StreamPolicy* PolicyRegistry::DeclaredLocked(absl::string_view stream) const {
+  auto it = declared_.find(stream);
+  return it == declared_.end() ? nullptr : &it->second;
+}
+
+StreamPolicy PolicyRegistry::PolicyOf(absl::string_view stream) const {
+  ReaderMutexLock lock(&mu_);
+  return PolicyOfLocked(stream);
+}
+
+StreamPolicy PolicyRegistry::PolicyOfLocked(absl::string_view stream) const {
+  if (const StreamPolicy* own = DeclaredLocked(stream)) return *own;
+  const size_t colon = stream.rfind(':');
+  uint32_t partition = 0;
+  if (colon != absl::string_view::npos &&
+      absl::SimpleAtoi(stream.substr(colon + 1), &partition)) {
+    const StreamPolicy* topic = DeclaredLocked(stream.substr(0, colon));
+    if (topic != nullptr && partition < topic->partitions) {
+      StreamPolicy policy = *topic;
+      policy.partitions = 0;
+      return policy;
+    }
+  }
+  if (absl::EndsWith(stream, kDeadLetterSuffix)) {
+    absl::string_view source = stream.substr(0, stream.size() - kDeadLetterSuffix.size());
+    StreamPolicy policy = PolicyOfLocked(source);
+    policy.retention = policy.dead_letter_retention;
+    policy.partitions = 0;
+    return policy;
+  }
+  return defaults_;
+}
+
+std::vector<StreamDeclaration> PolicyRegistry::Declarations() const {
+  ReaderMutexLock lock(&mu_);
+  std::vector<StreamDeclaration> out;
+  for (const auto& [stream, policy] : declared_) out.push_back({stream, policy});
+  return out;
+}
+
+}  // namespace keel

@@ -1,0 +1,59 @@
+// PolicyRegistry: a bus's stream declarations, kept in its MetadataStore.
+//
+// Declare records a stream's (or topic's) policy once; declaring the same
+// policy again is a no-op and a different one is kResourceDrift naming the
+// differing keys — a declaration is never silently updated. PolicyOf answers
+// in this order: the stream's own declaration; for "topic:N", the policy of
+// a topic "topic" declared with more than N partitions (without its
+// partition count); for "<s>.dlq", the dead-letter retention of <s>'s
+// policy; else the bus default.
+//
+// Thread safety: all methods are safe to call concurrently.
+#ifndef KEEL_CORE_POLICY_REGISTRY_H_
+#define KEEL_CORE_POLICY_REGISTRY_H_
+
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "absl/base/thread_annotations.h"
+#include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
+#include "core/metadata_store.h"
+#include "core/mutex.h"
+#include "core/stream_policy.h"
+
+namespace keel {
+
+// The dead-letter stream of `stream`: "<stream>.dlq".
+std::string DeadLetterStream(absl::string_view stream);
+
+class PolicyRegistry {
+ public:
+  // Loads every declaration from `store` (kDataLoss naming the key of one
+  // that does not parse).
+  static absl::StatusOr<std::unique_ptr<PolicyRegistry>> Open(MetadataStore& store,
+                                                              StreamPolicy defaults);
+
+  absl::Status Declare(absl::string_view stream, const StreamPolicy& policy);
+  StreamPolicy PolicyOf(absl::string_view stream) const;
+  std::vector<StreamDeclaration> Declarations() const;
+  const StreamPolicy& defaults() const { return defaults_; }
+
+ private:
+  PolicyRegistry(MetadataStore& store, StreamPolicy defaults)
+      : store_(store), defaults_(std::move(defaults)) {}
+  const StreamPolicy* DeclaredLocked(absl::string_view stream) const
+      ABSL_SHARED_LOCKS_REQUIRED(mu_);
+  StreamPolicy PolicyOfLocked(absl::string_view stream) const ABSL_SHARED_LOCKS_REQUIRED(mu_);
+
+  MetadataStore& store_;
+  const StreamPolicy defaults_;
+  mutable Mutex mu_;
+  std::map<std::string, StreamPolicy, std::less<>> declared_ ABSL_GUARDED_BY(mu_);
+};
+
+}  // namespace keel
+
+#endif  // KEEL_CORE_POLICY_REGISTRY_H_

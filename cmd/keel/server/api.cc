@@ -1,8 +1,8 @@
 #include "cmd/keel/server/api.h"
 
 #include "absl/strings/match.h"
-#include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
+#include "cmd/keel/server/api_helpers.h"
 #include "cmd/keel/server/http_errors.h"
 #include "cmd/keel/server/json_codec.h"
 #include "core/errors.h"
@@ -14,29 +14,6 @@ namespace {
 
 constexpr size_t kDefaultPageLimit = 100;
 constexpr size_t kDefaultListLimit = 1000;
-
-HttpResponse Json(int status, std::string body) {
-  HttpResponse response;
-  response.status = status;
-  response.body = std::move(body);
-  return response;
-}
-
-HttpResponse MethodNotAllowed(absl::string_view allowed) {
-  HttpResponse response =
-      ErrorResponse(405, "method_not_allowed", absl::StrCat("allowed methods: ", allowed));
-  response.headers.emplace_back("Allow", std::string(allowed));
-  return response;
-}
-
-absl::StatusOr<size_t> ParseLimit(const HttpRequest& request, size_t fallback, size_t max) {
-  if (!request.HasQuery("limit")) return fallback;
-  size_t limit = 0;
-  if (!absl::SimpleAtoi(request.Query("limit"), &limit) || limit == 0 || limit > max) {
-    return InvalidArgument(absl::StrCat("limit must be an integer from 1 to ", max));
-  }
-  return limit;
-}
 
 EventFilter FilterOf(const HttpRequest& request) {
   return EventFilter{request.Query("tenant"), request.Query("type")};
@@ -75,9 +52,9 @@ HttpResponse Api::Route(const HttpRequest& request) {
   }
   if (s.size() == 1 && (s[0] == "healthz" || s[0] == "readyz" || s[0] == "metrics")) {
     if (method != "GET") return MethodNotAllowed("GET");
-    if (s[0] == "healthz") return Json(200, "{\"status\":\"ok\"}");
+    if (s[0] == "healthz") return JsonResponse(200, "{\"status\":\"ok\"}");
     if (s[0] == "readyz") return Ready();
-    HttpResponse response = Json(200, metrics_.Render());
+    HttpResponse response = JsonResponse(200, metrics_.Render());
     response.content_type = "text/plain; version=0.0.4";
     return response;
   }
@@ -113,7 +90,7 @@ HttpResponse Api::Publish(const std::string& stream, const HttpRequest& request)
   if (!receipts.ok()) return Error(receipts.status(), stream);
   metrics_.CountPublished(receipts->size(), bytes);
   metrics_.publish_latency().Observe(absl::Now() - start);
-  return Json(201, was_array ? ReceiptsJson(*receipts) : ReceiptJson(receipts->front()));
+  return JsonResponse(201, was_array ? ReceiptsJson(*receipts) : ReceiptJson(receipts->front()));
 }
 
 HttpResponse Api::Replay(const std::string& stream, const HttpRequest& request) {
@@ -138,7 +115,7 @@ HttpResponse Api::Replay(const std::string& stream, const HttpRequest& request) 
   replay.limit = *limit;
   absl::StatusOr<ReplayPage> page = replayer->Replay(replay);
   if (!page.ok()) return Error(page.status(), stream);
-  return Json(200, PageJson(*page, stream, replayer->epoch()));
+  return JsonResponse(200, PageJson(*page, stream, replayer->epoch()));
 }
 
 HttpResponse Api::Bounds(const std::string& stream) {
@@ -147,7 +124,7 @@ HttpResponse Api::Bounds(const std::string& stream) {
   }
   absl::StatusOr<StreamInfo> info = bus_.replayer()->Bounds(stream);
   if (!info.ok()) return Error(info.status(), stream);
-  return Json(200, StreamInfoJson(*info));
+  return JsonResponse(200, StreamInfoJson(*info));
 }
 
 HttpResponse Api::ListStreams(const HttpRequest& request) {
@@ -159,17 +136,17 @@ HttpResponse Api::ListStreams(const HttpRequest& request) {
   absl::StatusOr<std::vector<StreamInfo>> infos =
       bus_.replayer()->ListStreams(request.Query("prefix"), *limit);
   if (!infos.ok()) return ErrorResponse(infos.status());
-  return Json(200, StreamListJson(*infos));
+  return JsonResponse(200, StreamListJson(*infos));
 }
 
 HttpResponse Api::Ready() const {
   if (draining_.load()) return ErrorResponse(503, "unavailable", "the daemon is shutting down");
   const std::string degraded = bus_.DegradedReason();
   if (!degraded.empty()) {
-    return Json(200, absl::StrCat("{\"status\":\"degraded\",\"reason\":", JsonString(degraded),
+    return JsonResponse(200, absl::StrCat("{\"status\":\"degraded\",\"reason\":", JsonString(degraded),
                                   "}"));
   }
-  return Json(200, "{\"status\":\"ready\"}");
+  return JsonResponse(200, "{\"status\":\"ready\"}");
 }
 
 HttpResponse Api::Error(const absl::Status& status, const std::string& stream) const {

@@ -174,7 +174,17 @@ absl::StatusOr<TrimReport> MemoryBus::Trim(size_t budget) {
 bool MemoryBus::NeedsTrim() const {
   // Evictions by count and bytes happen on publish; only age bounds and
   // idempotency keys wait for Trim.
-  return true;
+  const absl::Time now = context().clock->Now();
+  for (const auto& [name, ring] : RingsWithPrefix("")) {
+    const RetentionLimits retention = policies().PolicyOf(name).retention;
+    ReaderMutexLock lock(&ring->mu);
+    if (ring->dedupe.NextExpiry() <= now) return true;
+    if (!ring->events.empty() &&
+        retention.Exceeded(ring->events.size(), ring->bytes, ring->events.front()->time, now)) {
+      return true;
+    }
+  }
+  return false;
 }
 
 absl::StatusOr<StreamInfo> MemoryBus::Bounds(absl::string_view stream) {

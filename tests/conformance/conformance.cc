@@ -45,6 +45,8 @@ void ForceLink() {
   LinkOverflowTests();
   LinkCloseTests();
   LinkRetentionTests();
+  LinkPolicyTests();
+  LinkRetentionPolicyTests();
 }
 
 std::vector<Target> AllTargets(std::vector<Target> targets) { return targets; }
@@ -53,6 +55,14 @@ std::vector<Target> RetentionTargets(std::vector<Target> targets) {
   std::vector<Target> out;
   for (Target& target : targets) {
     if (target.retention_config) out.push_back(std::move(target));
+  }
+  return out;
+}
+
+std::vector<Target> RetentionPolicyTargets(std::vector<Target> targets) {
+  std::vector<Target> out;
+  for (Target& target : targets) {
+    if (target.retention_policies) out.push_back(std::move(target));
   }
   return out;
 }
@@ -74,7 +84,10 @@ void ConformanceTest::SetUp() {
   std::filesystem::create_directories(path);
   dir_ = path.string();
 
-  absl::StatusOr<std::unique_ptr<EventBus>> bus = CreateBus(GetParam().driver, BusConfig(dir_));
+  DriverContext context;
+  if (UsesManualClock()) context.clock = &clock_;
+  absl::StatusOr<std::unique_ptr<EventBus>> bus =
+      CreateBus(GetParam().driver, BusConfig(dir_), context);
   ASSERT_TRUE(bus.ok()) << "cannot open driver '" << GetParam().driver << "': " << bus.status();
   bus_ = *std::move(bus);
   ASSERT_NE(bus_->replayer(), nullptr) << "the conformance suite needs a driver that keeps history";

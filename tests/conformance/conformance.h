@@ -30,6 +30,7 @@
 #include <string>
 #include <vector>
 
+#include "core/clock.h"
 #include "core/config.h"
 #include "core/event_bus.h"
 
@@ -44,6 +45,9 @@ struct Target {
   // Optional: config for a bus that retains at most `max_events` per stream
   // (for retention-gap tests); empty when the driver has no retention.
   std::function<Config(const std::string& dir, uint64_t max_events)> retention_config;
+  // Whether the driver enforces declared retention bounds (StreamPolicy) in
+  // EventBus::Trim; RetentionPolicyConformanceTest runs only when it does.
+  bool retention_policies = true;
 };
 
 // A Target for the common case of a driver configured by plain options:
@@ -60,6 +64,7 @@ void ForceLink();
 // Parameter generators and the test-name generator used by the macro.
 std::vector<Target> AllTargets(std::vector<Target> targets);
 std::vector<Target> RetentionTargets(std::vector<Target> targets);
+std::vector<Target> RetentionPolicyTargets(std::vector<Target> targets);
 std::string TargetName(const ::testing::TestParamInfo<Target>& info);
 // Prints a Target as its label in test output.
 void PrintTo(const Target& target, std::ostream* os);
@@ -73,13 +78,17 @@ class ConformanceTest : public ::testing::TestWithParam<Target> {
 
   // The config the bus of this test is opened with.
   virtual Config BusConfig(const std::string& dir) const;
+  // Suites that control time return true: the bus then runs on clock().
+  virtual bool UsesManualClock() const { return false; }
 
   EventBus& bus() { return *bus_; }
+  ManualClock& clock() { return clock_; }
   Replayer& replayer() { return *bus_->replayer(); }
   uint64_t epoch() { return bus_->replayer()->epoch(); }
 
  private:
   std::string dir_;
+  ManualClock clock_;
   std::unique_ptr<EventBus> bus_;
 };
 
@@ -91,6 +100,16 @@ class CursorConformanceTest : public ConformanceTest {};
 class FollowConformanceTest : public ConformanceTest {};
 class OverflowConformanceTest : public ConformanceTest {};
 class CloseConformanceTest : public ConformanceTest {};
+
+// Declarations, idempotency, expected sequences, publish times and tenants,
+// on a bus whose clock the test sets.
+class PolicyConformanceTest : public ConformanceTest {
+ protected:
+  bool UsesManualClock() const override { return true; }
+};
+
+// Declared retention bounds enforced by Trim, on a manual clock.
+class RetentionPolicyConformanceTest : public PolicyConformanceTest {};
 
 // A bus that keeps at most kRetainedEvents per stream.
 class RetentionConformanceTest : public ConformanceTest {
@@ -118,6 +137,9 @@ class RetentionConformanceTest : public ConformanceTest {
   KEEL_CONFORMANCE_SUITE_(prefix, OverflowConformanceTest, AllTargets, __VA_ARGS__);         \
   KEEL_CONFORMANCE_SUITE_(prefix, CloseConformanceTest, AllTargets, __VA_ARGS__);            \
   KEEL_CONFORMANCE_SUITE_(prefix, RetentionConformanceTest, RetentionTargets, __VA_ARGS__);  \
+  KEEL_CONFORMANCE_SUITE_(prefix, PolicyConformanceTest, AllTargets, __VA_ARGS__);           \
+  KEEL_CONFORMANCE_SUITE_(prefix, RetentionPolicyConformanceTest, RetentionPolicyTargets,    \
+                          __VA_ARGS__);                                                      \
   [[maybe_unused]] static const bool keel_conformance_linked_##prefix = (ForceLink(), true); \
   }                                                                                          \
   static_assert(true, "")

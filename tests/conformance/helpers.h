@@ -78,6 +78,8 @@ uint64_t NoticeAttribute(const Event& notice, absl::string_view key);
 void LinkSequenceTests();
 void LinkPublishTests();
 void LinkReplayTests();
+void LinkPolicyTests();
+void LinkRetentionPolicyTests();
 void LinkCursorTests();
 void LinkFollowTests();
 void LinkOverflowTests();

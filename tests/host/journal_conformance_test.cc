@@ -11,7 +11,9 @@ keel::conformance::Target HostJournal() {
   target.label = "HostJournal";
   target.driver = "host-journal";
   target.config = [](const std::string& /*dir*/) { return keel::Config{}; };
-  // No retention_config: the journal never evicts, so it has no retention gap.
+  // No retention_config and no retention policies: the journal never evicts,
+  // so it has no retention gap.
+  target.retention_policies = false;
   return target;
 }
 

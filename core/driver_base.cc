@@ -54,15 +54,8 @@ absl::StatusOr<Receipt> DriverBase::Publish(Event event, const PublishOptions& o
 absl::StatusOr<std::vector<Receipt>> DriverBase::PublishBatch(absl::string_view stream,
                                                               std::vector<Event> events,
                                                               const PublishOptions& options) {
-  {
-    MutexLock lock(&mu_);
-    if (closing_) return Closed("the bus is closed");
-    ++in_flight_;
-  }
-  absl::Cleanup leave = [this] {
-    MutexLock lock(&mu_);
-    --in_flight_;
-  };
+  KEEL_RETURN_IF_ERROR(Enter());
+  absl::Cleanup leave = [this] { Leave(); };
   const StreamPolicy policy = policies_->PolicyOf(stream);
   PublishLimits limits = limits_;
   limits.max_event_bytes = policy.max_payload_bytes;
@@ -70,6 +63,24 @@ absl::StatusOr<std::vector<Receipt>> DriverBase::PublishBatch(absl::string_view 
                                          context_.redactor.get(), limits));
   return Append(stream, std::move(events),
                 AppendRequest{options.expected_last_sequence, policy.dedupe_window});
+}
+
+absl::StatusOr<TrimReport> DriverBase::Trim(size_t budget) {
+  KEEL_RETURN_IF_ERROR(Enter());
+  absl::Cleanup leave = [this] { Leave(); };
+  return TrimRetention(budget);
+}
+
+absl::Status DriverBase::Enter() {
+  MutexLock lock(&mu_);
+  if (closing_) return Closed("the bus is closed");
+  ++in_flight_;
+  return absl::OkStatus();
+}
+
+void DriverBase::Leave() {
+  MutexLock lock(&mu_);
+  --in_flight_;
 }
 
 absl::StatusOr<std::unique_ptr<Subscription>> DriverBase::Subscribe(

@@ -46,6 +46,9 @@ class DriverBase : public EventBus, public Replayer {
   absl::Status Declare(absl::string_view stream, const StreamPolicy& policy) override;
   absl::StatusOr<StreamPolicy> PolicyOf(absl::string_view stream) override;
   absl::StatusOr<std::vector<StreamDeclaration>> Declarations() override;
+  // Runs TrimRetention like a publish: kClosed once Close began, and Close
+  // waits for a trim in progress.
+  absl::StatusOr<TrimReport> Trim(size_t budget) final;
   absl::StatusOr<std::unique_ptr<Subscription>> Subscribe(
       const SubscribeOptions& options) override;
   Replayer* replayer() override { return this; }
@@ -60,6 +63,11 @@ class DriverBase : public EventBus, public Replayer {
   virtual absl::StatusOr<std::vector<Receipt>> Append(absl::string_view stream,
                                                       std::vector<Event> events,
                                                       const AppendRequest& request) = 0;
+  // EventBus::Trim for this driver (the default has nothing to trim).
+  virtual absl::StatusOr<TrimReport> TrimRetention(size_t budget) {
+    (void)budget;
+    return TrimReport{};
+  }
   // Runs once in Close(), after in-flight publishes finished and
   // subscriptions were closed: release storage here.
   virtual absl::Status OnClose() { return absl::OkStatus(); }
@@ -76,6 +84,10 @@ class DriverBase : public EventBus, public Replayer {
   Receipt MakeReceipt(const Event& event) const;
 
  private:
+  // Counts a publish or trim in flight; kClosed once Close began.
+  absl::Status Enter();
+  void Leave();
+
   const DriverContext context_;
   const PublishLimits limits_;
   std::unique_ptr<FanOut> fanout_;

@@ -16,6 +16,7 @@
 #include "cmd/keel/server/metrics.h"
 #include "cmd/keel/server/server.h"
 #include "core/driver_factory.h"
+#include "core/stream_policy.h"
 #include "core/status_macros.h"
 
 namespace keel::cli {
@@ -61,10 +62,35 @@ absl::StatusOr<server::ServerOptions> ServerOptionsFrom(const po::variables_map&
                         durations.GetDuration("sse-keepalive", options.sse_keepalive));
   KEEL_ASSIGN_OR_RETURN(options.idle_timeout,
                         durations.GetDuration("idle-timeout", options.idle_timeout));
+  durations.Set("trim-interval", vars["trim-interval"].as<std::string>());
+  KEEL_ASSIGN_OR_RETURN(options.trim_interval,
+                        durations.GetDuration("trim-interval", options.trim_interval));
   if (options.io_threads < 1 || options.blocking_threads < 1) {
     return absl::InvalidArgumentError("--io-threads and --blocking-threads must be >= 1");
   }
   return options;
+}
+
+absl::StatusOr<std::vector<StreamDeclaration>> DeclarationsFrom(const po::variables_map& vars) {
+  std::vector<StreamDeclaration> declarations;
+  if (!vars.count("declare")) return declarations;
+  for (const std::string& text : vars["declare"].as<std::vector<std::string>>()) {
+    absl::StatusOr<StreamDeclaration> declaration = StreamDeclaration::Parse(text);
+    if (!declaration.ok()) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("--declare '", text, "': ", declaration.status().message()));
+    }
+    declarations.push_back(*std::move(declaration));
+  }
+  return declarations;
+}
+
+// Applies the configured declarations; a drift names the stream and fields.
+absl::Status Declare(EventBus& bus, const std::vector<StreamDeclaration>& declarations) {
+  for (const StreamDeclaration& declaration : declarations) {
+    KEEL_RETURN_IF_ERROR(bus.Declare(declaration.stream, declaration.policy));
+  }
+  return absl::OkStatus();
 }
 
 // Blocks SIGINT/SIGTERM (threads started later inherit the mask) and
@@ -109,6 +135,16 @@ class DaemonCommand : public Command {
          "how long shutdown waits for in-flight requests and SSE streams")
         ("port-file", po::value<std::string>()->default_value(""),
          "write the bound port to this file once listening")
+        ("declare", po::value<std::vector<std::string>>()->composing(),
+         "declare a stream or topic: 'NAME key=value ...' (keys: max_age, max_bytes, "
+         "max_events, max_payload_bytes, dedupe_window, dead_letter.max_age, "
+         "dead_letter.max_bytes, dead_letter.max_events, partitions); repeatable; a "
+         "declaration that differs from the stored one stops the daemon (resource drift)")
+        ("default-policy", po::value<std::string>()->default_value(""),
+         "policy of undeclared streams, as 'key=value ...' (default: unbounded retention, "
+         "128KiB payloads, 2m dedupe window)")
+        ("trim-interval", po::value<std::string>()->default_value("1s"),
+         "how often the retention trimmer looks for streams over a bound")
         ("log-level", po::value<std::string>()->default_value("info"),
          "debug, info, warn or error");
   }
@@ -119,7 +155,11 @@ class DaemonCommand : public Command {
     absl::StatusOr<server::ServerOptions> options = ServerOptionsFrom(vars);
     Config timeouts{{"t", vars["shutdown-timeout"].as<std::string>()}};
     absl::StatusOr<absl::Duration> grace = timeouts.GetDuration("t", absl::Seconds(10));
-    for (const absl::Status& status : {config.status(), options.status(), grace.status()}) {
+    absl::StatusOr<std::vector<StreamDeclaration>> declarations = DeclarationsFrom(vars);
+    absl::StatusOr<StreamPolicy> default_policy =
+        StreamPolicy::Parse(vars["default-policy"].as<std::string>());
+    for (const absl::Status& status : {config.status(), options.status(), grace.status(),
+                                       declarations.status(), default_policy.status()}) {
       if (!status.ok()) {
         io.err << "keel daemon: " << status.message() << "\n";
         return kExitUsage;
@@ -128,12 +168,18 @@ class DaemonCommand : public Command {
     const sigset_t signals = BlockShutdownSignals();
     server::Metrics metrics;
     DriverContext context;
+    context.default_policy = *default_policy;
     context.on_store_write = [&metrics](absl::Duration d) { metrics.store_write_latency().Observe(d); };
     const std::string driver = vars["driver"].as<std::string>();
     absl::StatusOr<std::unique_ptr<EventBus>> bus = CreateBus(driver, *config, context);
     if (!bus.ok()) {
       io.err << "keel daemon: cannot open driver '" << driver << "': " << bus.status().message()
              << "\n";
+      return kExitFailure;
+    }
+    if (absl::Status declared = Declare(**bus, *declarations); !declared.ok()) {
+      io.err << "keel daemon: " << declared.message() << "\n";
+      (*bus)->Close().IgnoreError();
       return kExitFailure;
     }
     server::Api api(**bus, metrics);

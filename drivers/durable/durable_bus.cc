@@ -45,7 +45,7 @@ class DurableBus final : public DriverBase {
   absl::StatusOr<std::vector<StreamInfo>> ListStreams(absl::string_view prefix,
                                                       size_t limit) override;
   uint64_t epoch() const override { return epoch_; }
-  absl::StatusOr<TrimReport> Trim(size_t budget) override;
+  
   bool NeedsTrim() const override;
   absl::Status InitMetadata(std::unique_ptr<MetadataStore> store) {
     return DriverBase::InitMetadata(std::move(store));
@@ -55,6 +55,7 @@ class DurableBus final : public DriverBase {
   absl::StatusOr<std::vector<Receipt>> Append(absl::string_view stream,
                                               std::vector<Event> events,
                                               const AppendRequest& request) override;
+  absl::StatusOr<TrimReport> TrimRetention(size_t budget) override;
   absl::Status OnClose() override;
 
  private:
@@ -378,7 +379,7 @@ absl::StatusOr<uint64_t> DurableBus::TrimStream(absl::string_view stream, const 
   return plan.events();
 }
 
-absl::StatusOr<TrimReport> DurableBus::Trim(size_t budget) {
+absl::StatusOr<TrimReport> DurableBus::TrimRetention(size_t budget) {
   TrimReport report;
   const absl::Time now = context().clock->Now();
   std::vector<std::pair<std::string, Head>> over;

@@ -28,13 +28,14 @@ class MemoryBus final : public DriverBase {
   absl::StatusOr<std::vector<StreamInfo>> ListStreams(absl::string_view prefix,
                                                       size_t limit) override;
   uint64_t epoch() const override { return epoch_; }
-  absl::StatusOr<TrimReport> Trim(size_t budget) override;
+  
   bool NeedsTrim() const override;
 
  protected:
   absl::StatusOr<std::vector<Receipt>> Append(absl::string_view stream,
                                               std::vector<Event> events,
                                               const AppendRequest& request) override;
+  absl::StatusOr<TrimReport> TrimRetention(size_t budget) override;
 
  private:
   struct Ring {
@@ -153,7 +154,7 @@ absl::StatusOr<std::vector<Receipt>> MemoryBus::Append(absl::string_view stream,
   return receipts;
 }
 
-absl::StatusOr<TrimReport> MemoryBus::Trim(size_t budget) {
+absl::StatusOr<TrimReport> MemoryBus::TrimRetention(size_t budget) {
   TrimReport report;
   const absl::Time now = context().clock->Now();
   for (const auto& [name, ring] : RingsWithPrefix("")) {

@@ -5,6 +5,9 @@
 #include "cmd/keel/server/api_helpers.h"
 #include "cmd/keel/server/http_errors.h"
 #include "cmd/keel/server/json_codec.h"
+#include "cmd/keel/server/policy_json.h"
+#include "cmd/keel/server/publish_body.h"
+#include "core/topic.h"
 #include "core/errors.h"
 #include "core/publish_validation.h"
 #include "core/status_macros.h"
@@ -64,7 +67,11 @@ HttpResponse Api::Route(const HttpRequest& request) {
   if (s.size() == 2) return method == "GET" ? ListStreams(request) : MethodNotAllowed("GET");
   const std::string& stream = s[2];
   if (absl::Status valid = ValidateStreamName(stream); !valid.ok()) return ErrorResponse(valid);
-  if (s.size() == 3) return method == "GET" ? Bounds(stream) : MethodNotAllowed("GET");
+  if (s.size() == 3) {
+    if (method == "GET") return Bounds(stream);
+    if (method == "PUT") return Declare(stream, request);
+    return MethodNotAllowed("GET, PUT");
+  }
   if (s.size() == 4 && s[3] == "events") {
     if (method == "POST") return Publish(stream, request);
     if (method == "GET") return Replay(stream, request);
@@ -80,17 +87,63 @@ HttpResponse Api::Publish(const std::string& stream, const HttpRequest& request)
     return ErrorResponse(415, "unsupported_media_type",
                          "publish bodies must be application/json");
   }
-  bool was_array = false;
-  absl::StatusOr<std::vector<Event>> events =
-      ParsePublishBody(request.body, request.Header("idempotency-key"), &was_array);
-  if (!events.ok()) return Error(events.status(), stream);
+  absl::StatusOr<PublishBody> body =
+      ParsePublishBody(request.body, request.Header("idempotency-key"),
+                       request.Header("keel-expected-last-sequence"));
+  if (!body.ok()) return Error(body.status(), stream);
+  absl::StatusOr<StreamPolicy> policy = bus_.PolicyOf(stream);
+  if (!policy.ok()) return Error(policy.status(), stream);
+  if (policy->partitions > 0) return PublishToTopic(stream, *std::move(body));
+  for (const std::string& key : body->partition_keys) {
+    if (!key.empty()) {
+      return ErrorResponse(InvalidArgument(absl::StrCat(
+          "partitionKey applies to topics declared with partitions; '", stream, "' is not one")));
+    }
+  }
   uint64_t bytes = 0;
-  for (const Event& event : *events) bytes += event.payload.size();
-  absl::StatusOr<std::vector<Receipt>> receipts = bus_.PublishBatch(stream, *std::move(events));
+  for (const Event& event : body->events) bytes += event.payload.size();
+  PublishOptions options;
+  options.expected_last_sequence = body->expected_last_sequence;
+  absl::StatusOr<std::vector<Receipt>> receipts =
+      bus_.PublishBatch(stream, std::move(body->events), options);
   if (!receipts.ok()) return Error(receipts.status(), stream);
   metrics_.CountPublished(receipts->size(), bytes);
   metrics_.publish_latency().Observe(absl::Now() - start);
-  return JsonResponse(201, was_array ? ReceiptsJson(*receipts) : ReceiptJson(receipts->front()));
+  return JsonResponse(201, body->was_array ? ReceiptsJson(*receipts)
+                                           : ReceiptJson(receipts->front()));
+}
+
+// A topic publish: each partition's part succeeds or fails on its own, so a
+// batch answers 201 when every event was stored and 207 with an error in
+// place of each failed event's receipt otherwise.
+HttpResponse Api::PublishToTopic(const std::string& topic, PublishBody body) {
+  if (body.expected_last_sequence) {
+    return ErrorResponse(InvalidArgument(
+        "expectedLastSequence applies to one stream, not to a partitioned topic"));
+  }
+  const bool was_array = body.was_array;
+  std::vector<uint64_t> bytes;
+  for (const Event& event : body.events) bytes.push_back(event.payload.size());
+  absl::StatusOr<std::vector<absl::StatusOr<Receipt>>> results =
+      keel::PublishToTopic(bus_, topic, std::move(body.events), body.partition_keys);
+  if (!results.ok()) return Error(results.status(), topic);
+  if (!was_array) {
+    const absl::StatusOr<Receipt>& only = results->front();
+    if (!only.ok()) return Error(only.status(), topic);
+    metrics_.CountPublished(1, bytes.front());
+    return JsonResponse(201, ReceiptJson(*only));
+  }
+  bool all_ok = true;
+  std::string out = "{\"receipts\":[";
+  for (size_t i = 0; i < results->size(); ++i) {
+    if (i > 0) out.push_back(',');
+    const absl::StatusOr<Receipt>& result = (*results)[i];
+    all_ok = all_ok && result.ok();
+    out += result.ok() ? ReceiptJson(*result) : ErrorResponse(result.status()).body;
+    if (result.ok()) metrics_.CountPublished(1, bytes[i]);
+  }
+  out += "]}";
+  return JsonResponse(all_ok ? 201 : 207, std::move(out));
 }
 
 HttpResponse Api::Replay(const std::string& stream, const HttpRequest& request) {
@@ -101,8 +154,7 @@ HttpResponse Api::Replay(const std::string& stream, const HttpRequest& request) 
   ReplayRequest replay;
   replay.stream = stream;
   replay.filter = FilterOf(request);
-  absl::StatusOr<Position> after =
-      Position::Parse(request.HasQuery("after") ? request.Query("after") : "earliest");
+  absl::StatusOr<Position> after = StartPosition(request, "earliest");
   if (!after.ok()) return Error(after.status(), stream);
   replay.after = *after;
   if (request.HasQuery("until")) {
@@ -118,13 +170,48 @@ HttpResponse Api::Replay(const std::string& stream, const HttpRequest& request) 
   return JsonResponse(200, PageJson(*page, stream, replayer->epoch()));
 }
 
+absl::StatusOr<Position> Api::StartPosition(const HttpRequest& request,
+                                            absl::string_view fallback) const {
+  if (!request.HasQuery("after_time")) {
+    return Position::Parse(request.HasQuery("after") ? request.Query("after") : fallback);
+  }
+  if (request.HasQuery("after")) {
+    return InvalidArgument("give either after or after_time, not both");
+  }
+  absl::Time time;
+  std::string error;
+  if (!absl::ParseTime(absl::RFC3339_full, request.Query("after_time"), &time, &error)) {
+    return InvalidArgument(absl::StrCat("after_time must be an RFC 3339 time: ", error));
+  }
+  if (bus_.replayer() == nullptr) return absl::UnimplementedError("this driver keeps no history");
+  return PositionAtTime(*bus_.replayer(), request.segments[2], time);
+}
+
 HttpResponse Api::Bounds(const std::string& stream) {
   if (bus_.replayer() == nullptr) {
     return ErrorResponse(absl::UnimplementedError("this driver keeps no history"));
   }
   absl::StatusOr<StreamInfo> info = bus_.replayer()->Bounds(stream);
   if (!info.ok()) return Error(info.status(), stream);
-  return JsonResponse(200, StreamInfoJson(*info));
+  absl::StatusOr<StreamPolicy> policy = bus_.PolicyOf(stream);
+  if (!policy.ok()) return Error(policy.status(), stream);
+  std::string body = StreamInfoJson(*info);
+  body.pop_back();  // Extend the object with the policy in force.
+  absl::StrAppend(&body, ",\"policy\":", PolicyJson(*policy), "}");
+  return JsonResponse(200, std::move(body));
+}
+
+HttpResponse Api::Declare(const std::string& stream, const HttpRequest& request) {
+  if (!absl::StartsWithIgnoreCase(request.Header("content-type"), kJsonContentType)) {
+    return ErrorResponse(415, "unsupported_media_type", "declarations must be application/json");
+  }
+  absl::StatusOr<StreamPolicy> policy = ParsePolicyJson(request.body);
+  if (!policy.ok()) return Error(policy.status(), stream);
+  if (absl::Status declared = bus_.Declare(stream, *policy); !declared.ok()) {
+    return Error(declared, stream);
+  }
+  return JsonResponse(200, absl::StrCat("{\"stream\":", JsonString(stream),
+                                        ",\"policy\":", PolicyJson(*policy), "}"));
 }
 
 HttpResponse Api::ListStreams(const HttpRequest& request) {
@@ -175,10 +262,11 @@ absl::StatusOr<SubscribeOptions> Api::SseSubscribeOptions(const HttpRequest& req
   options.stream = request.segments[2];
   KEEL_RETURN_IF_ERROR(ValidateStreamName(options.stream));
   const std::string last_event_id = request.Header("last-event-id");
-  const std::string after = !last_event_id.empty() ? last_event_id
-                            : request.HasQuery("after") ? request.Query("after")
-                                                        : "latest";
-  KEEL_ASSIGN_OR_RETURN(options.after, Position::Parse(after));
+  if (!last_event_id.empty()) {
+    KEEL_ASSIGN_OR_RETURN(options.after, Position::Parse(last_event_id));
+  } else {
+    KEEL_ASSIGN_OR_RETURN(options.after, StartPosition(request, "latest"));
+  }
   options.filter = FilterOf(request);
   options.overflow = OverflowPolicy::kCatchUp;
   options.queue_capacity = 256;

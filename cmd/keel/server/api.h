@@ -16,6 +16,7 @@
 #include "absl/status/statusor.h"
 #include "cmd/keel/server/http_types.h"
 #include "cmd/keel/server/metrics.h"
+#include "cmd/keel/server/publish_body.h"
 #include "core/event_bus.h"
 
 namespace keel::server {
@@ -41,10 +42,16 @@ class Api {
  private:
   HttpResponse Route(const HttpRequest& request);
   HttpResponse Publish(const std::string& stream, const HttpRequest& request);
+  HttpResponse PublishToTopic(const std::string& topic, PublishBody body);
+  HttpResponse Declare(const std::string& stream, const HttpRequest& request);
   HttpResponse Replay(const std::string& stream, const HttpRequest& request);
   HttpResponse Bounds(const std::string& stream);
   HttpResponse ListStreams(const HttpRequest& request);
   HttpResponse Ready() const;
+  // ?after= (earliest | latest | cursor; `fallback` when absent) or
+  // ?after_time= (RFC 3339: before the first event published at or after it).
+  absl::StatusOr<Position> StartPosition(const HttpRequest& request,
+                                         absl::string_view fallback) const;
   // An error response with details for errors that carry them.
   HttpResponse Error(const absl::Status& status, const std::string& stream) const;
 

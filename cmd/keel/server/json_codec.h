@@ -1,5 +1,5 @@
-// JSON forms of the HTTP API v1 (rfcs/0004-http-api.md): events in
-// publish requests, events and receipts in responses, error bodies.
+// JSON forms of the HTTP API v1 (rfcs/0004-http-api.md): events and
+// receipts in responses (publish bodies: publish_body.h).
 //
 // Event output is written by hand rather than through a JSON DOM because the
 // payload of a JSON event is embedded verbatim (it was validated on publish)
@@ -21,14 +21,6 @@
 namespace keel::server {
 
 inline constexpr char kJsonContentType[] = "application/json";
-
-// Parses a publish body: one event object or an array of them.
-// `header_idempotency_key` (from the Idempotency-Key header) applies to a
-// single-event body that has none of its own. kInvalidArgument names the
-// offending field and index.
-absl::StatusOr<std::vector<Event>> ParsePublishBody(absl::string_view body,
-                                                    absl::string_view header_idempotency_key,
-                                                    bool* was_array);
 
 // Appends one event as a JSON object (with its cursor).
 void AppendEventJson(const Event& event, uint64_t epoch, std::string& out);

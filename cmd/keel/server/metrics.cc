@@ -54,6 +54,13 @@ void Metrics::CountError(absl::string_view code) {
   errors_[i].fetch_add(1, std::memory_order_relaxed);
 }
 
+void Metrics::CountTrim(uint64_t events, uint64_t bytes, uint64_t dedupe_keys) {
+  trim_runs_.fetch_add(1, std::memory_order_relaxed);
+  trimmed_events_.fetch_add(events, std::memory_order_relaxed);
+  trimmed_bytes_.fetch_add(bytes, std::memory_order_relaxed);
+  collected_keys_.fetch_add(dedupe_keys, std::memory_order_relaxed);
+}
+
 std::string Metrics::Render() const {
   std::string out;
   Single(out, "keel_http_requests_total", "counter", "HTTP requests received.", requests_);
@@ -73,6 +80,14 @@ std::string Metrics::Render() const {
   Single(out, "keel_sse_catch_up_reads_total", "counter",
          "Pages SSE subscribers read from the store to catch up (slow or resuming clients).",
          catch_up_reads_);
+  Single(out, "keel_retention_trims_total", "counter",
+         "Retention trim passes that ran (only while something was over a bound).", trim_runs_);
+  Single(out, "keel_retention_trimmed_events_total", "counter",
+         "Events deleted past a retention bound.", trimmed_events_);
+  Single(out, "keel_retention_trimmed_bytes_total", "counter",
+         "Bytes of events deleted past a retention bound.", trimmed_bytes_);
+  Single(out, "keel_idempotency_keys_collected_total", "counter",
+         "Expired idempotency keys removed.", collected_keys_);
   publish_latency_.Render("keel_publish_latency_seconds",
                           "Publish request latency inside the daemon.", out);
   store_write_latency_.Render("keel_store_write_latency_seconds",

@@ -47,6 +47,9 @@ class Metrics {
     catch_up_reads_.fetch_add(reads, std::memory_order_relaxed);
   }
 
+  // What one retention trim removed.
+  void CountTrim(uint64_t events, uint64_t bytes, uint64_t dedupe_keys);
+
   LatencyHistogram& publish_latency() { return publish_latency_; }
   LatencyHistogram& store_write_latency() { return store_write_latency_; }
 
@@ -67,6 +70,10 @@ class Metrics {
   std::atomic<uint64_t> delivered_{0};
   std::atomic<uint64_t> gaps_{0};
   std::atomic<uint64_t> catch_up_reads_{0};
+  std::atomic<uint64_t> trim_runs_{0};
+  std::atomic<uint64_t> trimmed_events_{0};
+  std::atomic<uint64_t> trimmed_bytes_{0};
+  std::atomic<uint64_t> collected_keys_{0};
   std::array<std::atomic<uint64_t>, kErrorCodes.size() + 1> errors_{};  // Last: other.
   LatencyHistogram publish_latency_;
   LatencyHistogram store_write_latency_;

@@ -11,6 +11,7 @@
 #include "absl/strings/str_cat.h"
 #include "cmd/keel/server/server_state.h"
 #include "cmd/keel/server/sessions.h"
+#include "cmd/keel/server/trimmer.h"
 #include "core/errors.h"
 
 namespace keel::server {
@@ -43,6 +44,7 @@ class Server::Impl {
     }
     port_ = acceptor_.local_endpoint().port();
     DoAccept();
+    StartTrimmer(ioc_, state_);
     for (int i = 0; i < state_->options.io_threads; ++i) threads_.emplace_back([this] { ioc_.run(); });
     return absl::OkStatus();
   }

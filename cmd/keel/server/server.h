@@ -42,6 +42,8 @@ struct ServerOptions {
   absl::Duration sse_retry = absl::Seconds(1);
   size_t sse_batch = 128;        // Events per SSE write.
   std::string cors_origin = "*";  // Access-Control-Allow-Origin; empty = none.
+  absl::Duration trim_interval = absl::Seconds(1);  // How often to look for retention work.
+  size_t trim_budget = 10'000;                       // Records per Trim call.
 };
 
 class Server {

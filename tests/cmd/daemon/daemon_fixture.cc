@@ -30,6 +30,7 @@ DaemonOptions::DaemonOptions() {
   server.sse_keepalive = absl::Milliseconds(200);
   server.sse_retry = absl::Milliseconds(100);
   server.idle_timeout = absl::Seconds(30);
+  server.trim_interval = absl::Milliseconds(50);
 }
 
 InProcessDaemon::InProcessDaemon(DaemonOptions options)

@@ -1,0 +1,147 @@
+#include "cmd/keel/server/publish_body.h"
+
+#include <algorithm>
+
+#include <boost/json.hpp>
+
+#include "absl/strings/escaping.h"
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_cat.h"
+#include "cmd/keel/server/json_codec.h"
+#include "core/errors.h"
+#include "core/status_macros.h"
+
+namespace keel::server {
+namespace json = boost::json;
+namespace {
+
+absl::StatusOr<std::string> OptionalString(const json::object& object, absl::string_view key,
+                                           absl::string_view where) {
+  const json::value* value = object.if_contains(json::string_view(key.data(), key.size()));
+  if (value == nullptr || value->is_null()) return std::string();
+  if (!value->is_string()) return InvalidArgument(absl::StrCat(where, key, " must be a string"));
+  return std::string(value->get_string());
+}
+
+absl::Status ParseAttributes(const json::object& object, absl::string_view where, Event& event) {
+  const json::value* attributes = object.if_contains("attributes");
+  if (attributes == nullptr || attributes->is_null()) return absl::OkStatus();
+  if (!attributes->is_object()) {
+    return InvalidArgument(absl::StrCat(where, "attributes must be an object of strings"));
+  }
+  for (const auto& [key, value] : attributes->get_object()) {
+    if (!value.is_string()) {
+      return InvalidArgument(absl::StrCat(where, "attribute '", std::string(key),
+                                          "' must be a string"));
+    }
+    event.attributes.emplace(std::string(key), std::string(value.get_string()));
+  }
+  return absl::OkStatus();
+}
+
+// "data" (any JSON value, stored as JSON) or "dataBase64" + "contentType".
+absl::Status ParseData(const json::object& object, absl::string_view where, Event& event) {
+  const json::value* data = object.if_contains("data");
+  const json::value* base64 = object.if_contains("dataBase64");
+  if (data != nullptr && base64 != nullptr) {
+    return InvalidArgument(absl::StrCat(where, "give either data or dataBase64, not both"));
+  }
+  if (base64 != nullptr) {
+    if (!base64->is_string() ||
+        !absl::Base64Unescape(std::string(base64->get_string()), &event.payload)) {
+      return InvalidArgument(absl::StrCat(where, "dataBase64 must be a base64 string"));
+    }
+    KEEL_ASSIGN_OR_RETURN(event.content_type, OptionalString(object, "contentType", where));
+    if (event.content_type.empty()) event.content_type = "application/octet-stream";
+    return absl::OkStatus();
+  }
+  event.content_type = kJsonContentType;
+  event.payload = data != nullptr ? json::serialize(*data) : "null";
+  return absl::OkStatus();
+}
+
+absl::StatusOr<uint64_t> ParseExpected(const json::value& value, absl::string_view where) {
+  if (value.is_uint64()) return value.get_uint64();
+  if (value.is_int64() && value.get_int64() >= 0) return static_cast<uint64_t>(value.get_int64());
+  return InvalidArgument(absl::StrCat(where, "expectedLastSequence must be a non-negative integer"));
+}
+
+// Parses event `index` into `body` (its event, partition key and, for a
+// single-event body, the expected last sequence).
+absl::Status ParseEvent(const json::value& value, size_t index, bool in_array, PublishBody& body) {
+  const std::string where = in_array ? absl::StrCat("event ", index, ": ") : "";
+  if (!value.is_object()) return InvalidArgument(absl::StrCat(where, "an event must be an object"));
+  const json::object& object = value.get_object();
+  for (const auto& [key, unused] : object) {
+    static constexpr absl::string_view kKnown[] = {
+        "type",           "data", "dataBase64",   "contentType",         "tenant", "attributes",
+        "idempotencyKey", "id",   "partitionKey", "expectedLastSequence"};
+    if (std::find(std::begin(kKnown), std::end(kKnown),
+                  absl::string_view(key.data(), key.size())) == std::end(kKnown)) {
+      return InvalidArgument(absl::StrCat(where, "unknown field '", std::string(key), "'"));
+    }
+  }
+  Event event;
+  KEEL_ASSIGN_OR_RETURN(event.type, OptionalString(object, "type", where));
+  KEEL_ASSIGN_OR_RETURN(event.tenant, OptionalString(object, "tenant", where));
+  KEEL_ASSIGN_OR_RETURN(event.id, OptionalString(object, "id", where));
+  KEEL_ASSIGN_OR_RETURN(std::string key, OptionalString(object, "idempotencyKey", where));
+  if (!key.empty()) event.idempotency_key = std::move(key);
+  KEEL_RETURN_IF_ERROR(ParseAttributes(object, where, event));
+  KEEL_RETURN_IF_ERROR(ParseData(object, where, event));
+  KEEL_ASSIGN_OR_RETURN(std::string partition_key, OptionalString(object, "partitionKey", where));
+  if (const json::value* expected = object.if_contains("expectedLastSequence")) {
+    if (in_array) {
+      return InvalidArgument(absl::StrCat(
+          where, "expectedLastSequence applies to a whole publish: use the "
+                 "Keel-Expected-Last-Sequence header for a batch"));
+    }
+    KEEL_ASSIGN_OR_RETURN(body.expected_last_sequence, ParseExpected(*expected, where));
+  }
+  body.events.push_back(std::move(event));
+  body.partition_keys.push_back(std::move(partition_key));
+  return absl::OkStatus();
+}
+
+}  // namespace
+
+absl::StatusOr<PublishBody> ParsePublishBody(absl::string_view text,
+                                             absl::string_view header_idempotency_key,
+                                             absl::string_view header_expected) {
+  boost::system::error_code error;
+  json::value root = json::parse(json::string_view(text.data(), text.size()), error);
+  if (error) return InvalidArgument(absl::StrCat("request body is not JSON: ", error.message()));
+  PublishBody body;
+  body.was_array = root.is_array();
+  if (!root.is_array()) {
+    KEEL_RETURN_IF_ERROR(ParseEvent(root, 0, false, body));
+    Event& event = body.events.front();
+    if (!event.idempotency_key && !header_idempotency_key.empty()) {
+      event.idempotency_key = std::string(header_idempotency_key);
+    }
+  } else {
+    if (!header_idempotency_key.empty()) {
+      return InvalidArgument("the Idempotency-Key header applies to single events; "
+                             "give each event of a batch its own idempotencyKey");
+    }
+    const json::array& array = root.get_array();
+    body.events.reserve(array.size());
+    for (size_t i = 0; i < array.size(); ++i) {
+      KEEL_RETURN_IF_ERROR(ParseEvent(array[i], i, true, body));
+    }
+  }
+  if (!header_expected.empty()) {
+    uint64_t expected = 0;
+    if (!absl::SimpleAtoi(header_expected, &expected)) {
+      return InvalidArgument("Keel-Expected-Last-Sequence must be a non-negative integer");
+    }
+    if (body.expected_last_sequence && *body.expected_last_sequence != expected) {
+      return InvalidArgument(
+          "Keel-Expected-Last-Sequence and expectedLastSequence disagree");
+    }
+    body.expected_last_sequence = expected;
+  }
+  return body;
+}
+
+}  // namespace keel::server

@@ -44,6 +44,7 @@ std::vector<std::unique_ptr<Command>> BuiltinCommands();
 
 std::unique_ptr<Command> NewBenchCommand();  // cmd/keel/bench/
 std::unique_ptr<Command> NewDaemonCommand();
+std::unique_ptr<Command> NewDeclareCommand();  // over HTTP
 std::unique_ptr<Command> NewDriversCommand();
 std::unique_ptr<Command> NewPublishCommand();  // cmd/keel/client/ over HTTP
 std::unique_ptr<Command> NewReplayCommand();

@@ -3,6 +3,7 @@
 //
 //   keel publish --stream orders --type order.created --data '{"id":1}'
 //   echo '{"id":2}' | keel publish --stream orders --type order.created
+//   keel publish --stream clicks --partition-key user-7 --type click --data 1
 #include <fstream>
 #include <iostream>
 #include <iterator>
@@ -40,7 +41,11 @@ class PublishCommand : public Command {
         ("attr", po::value<std::vector<std::string>>()->composing(),
          "attribute as key=value; repeatable")
         ("idempotency-key", po::value<std::string>(),
-         "idempotency key: a retry with the same key appends nothing");
+         "idempotency key: a retry with the same key appends nothing")
+        ("expected-last-sequence", po::value<uint64_t>(),
+         "append only if the stream's last sequence is this (else conflict, exit 1)")
+        ("partition-key", po::value<std::string>(),
+         "for a topic declared with partitions: the key that picks the partition");
   }
 
   int Run(const po::variables_map& vars, CommandIo& io) const override {
@@ -75,6 +80,10 @@ class PublishCommand : public Command {
     json::object body;
     body["type"] = vars["type"].as<std::string>();
     if (vars.count("tenant")) body["tenant"] = vars["tenant"].as<std::string>();
+    if (vars.count("partition-key")) body["partitionKey"] = vars["partition-key"].as<std::string>();
+    if (vars.count("expected-last-sequence")) {
+      body["expectedLastSequence"] = vars["expected-last-sequence"].as<uint64_t>();
+    }
     body["data"] = std::move(data);
     if (vars.count("attr")) {
       json::object attributes;

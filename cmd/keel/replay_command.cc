@@ -2,11 +2,14 @@
 // the events as JSON lines, exactly as the daemon sent them.
 //
 //   keel replay --stream orders --after earliest --limit 100
+//   keel replay --stream orders --after-time 2026-11-30T12:00:00Z --all
 //   keel replay --stream orders --all --type order.   # every page, following `next`
 //
 // Without --all one page is printed and, when there is more, the cursor to
 // continue from goes to stderr.
 #include <ostream>
+
+#include <utility>
 
 #include <boost/json.hpp>
 #include <boost/program_options/value_semantic.hpp>
@@ -59,6 +62,9 @@ class ReplayCommand : public Command {
         ("stream", po::value<std::string>(), "stream to read (required)")
         ("after", po::value<std::string>()->default_value("earliest"),
          "read after this position: earliest, latest or a cursor")
+        ("after-time", po::value<std::string>(),
+         "start at the first event published at or after this RFC 3339 time "
+         "(instead of --after)")
         ("until", po::value<std::string>(), "stop at this cursor (inclusive)")
         ("limit", po::value<size_t>(), "events per page (server default 100, max 10000)")
         ("tenant", po::value<std::string>(), "only events of this tenant")
@@ -79,10 +85,21 @@ class ReplayCommand : public Command {
     }
     const std::string stream = vars["stream"].as<std::string>();
     const bool all = vars["all"].as<bool>();
+    if (vars.count("after-time") && !vars["after"].defaulted()) {
+      io.err << "keel replay: give either --after or --after-time, not both\n";
+      return kExitUsage;
+    }
     std::string after = vars["after"].as<std::string>();
+    // The first page may start at a time; later pages continue from `next`.
+    std::string after_time = vars.count("after-time") ? vars["after-time"].as<std::string>() : "";
     client::HttpClient http(server->host, server->port);
     while (true) {
-      std::vector<std::pair<std::string, std::string>> query = {{"after", after}};
+      std::vector<std::pair<std::string, std::string>> query;
+      if (after_time.empty()) {
+        query.emplace_back("after", after);
+      } else {
+        query.emplace_back("after_time", std::exchange(after_time, ""));
+      }
       if (vars.count("until")) query.emplace_back("until", vars["until"].as<std::string>());
       if (vars.count("limit")) query.emplace_back("limit", absl::StrCat(vars["limit"].as<size_t>()));
       if (vars.count("tenant")) query.emplace_back("tenant", vars["tenant"].as<std::string>());

@@ -1,4 +1,6 @@
+#include <boost/url/encode.hpp>
 #include <boost/url/parse.hpp>
+#include <boost/url/rfc/unreserved_chars.hpp>
 #include <boost/url/url.hpp>
 
 #include "absl/strings/match.h"
@@ -38,7 +40,13 @@ std::string BuildTarget(const std::vector<std::string>& segments,
   boost::urls::url url;
   url.set_path_absolute(true);
   for (const std::string& segment : segments) url.segments().push_back(segment);
-  for (const auto& [key, value] : query) url.params().append({key, value});
+  // Percent-encode everything but unreserved characters: params().append
+  // leaves '+' as is, which the server (like any form decoder) reads as a
+  // space — an RFC 3339 time's "+00:00" would arrive as " 00:00".
+  for (const auto& [key, value] : query) {
+    url.encoded_params().append({boost::urls::encode(key, boost::urls::unreserved_chars),
+                                 boost::urls::encode(value, boost::urls::unreserved_chars)});
+  }
   return std::string(url.encoded_target());
 }
 

@@ -13,6 +13,7 @@
 #include "absl/strings/str_split.h"
 #include "cmd/keel/cli.h"
 #include "cmd/keel/command.h"
+#include "core/topic.h"
 #include "tests/cmd/daemon/daemon_fixture.h"
 #include "tests/testing/status_matchers.h"
 
@@ -374,4 +375,70 @@ TEST(CliDefaultsTest, ClientCommandsDefaultToLocalhost8080) {
 }
 
 }  // namespace
+TEST_F(CliCommandsTest, DeclareSetsAPolicyAndReportsDrift) {
+  Result declared = RunKeel({"declare", "--server", server_, "--stream", "capped", "--policy",
+                             "max_events=3 dedupe_window=5m"});
+  ASSERT_EQ(declared.code, cli::kExitOk) << declared.err;
+  EXPECT_EQ(JsonLines(declared.out).at(0).at("policy").at("retention").at("maxEvents"), 3);
+  ASSERT_OK_AND_ASSIGN(StreamPolicy policy, daemon_.bus().PolicyOf("capped"));
+  EXPECT_EQ(policy.dedupe_window, absl::Minutes(5));
+
+  Result again = RunKeel({"declare", "--server", server_, "--stream", "capped", "--policy",
+                          "max_events=3 dedupe_window=5m"});
+  EXPECT_EQ(again.code, cli::kExitOk) << again.err;
+  Result drift = RunKeel({"declare", "--server", server_, "--stream", "capped", "--policy",
+                          "max_events=4 dedupe_window=5m"});
+  EXPECT_EQ(drift.code, cli::kExitFailure);
+  EXPECT_THAT(drift.err, HasSubstr("resource_drift: "));
+  EXPECT_THAT(drift.err, HasSubstr("max_events"));
+  Result bad = RunKeel({"declare", "--server", server_, "--stream", "x", "--policy", "max_evnts=1"});
+  EXPECT_EQ(bad.code, cli::kExitUsage);
+  EXPECT_THAT(bad.err, HasSubstr("max_evnts"));
+}
+
+TEST_F(CliCommandsTest, PublishWithExpectedLastSequenceAndPartitionKey) {
+  Result first = RunKeel({"publish", "--server", server_, "--stream", "occ", "--type", "t",
+                          "--data", "1", "--expected-last-sequence", "0"});
+  ASSERT_EQ(first.code, cli::kExitOk) << first.err;
+  Result stale = RunKeel({"publish", "--server", server_, "--stream", "occ", "--type", "t",
+                          "--data", "2", "--expected-last-sequence", "0"});
+  EXPECT_EQ(stale.code, cli::kExitFailure);
+  EXPECT_THAT(stale.err, HasSubstr("conflict: "));
+
+  ASSERT_OK(daemon_.bus().Declare("clicks", *StreamPolicy::Parse("partitions=3")));
+  Result routed = RunKeel({"publish", "--server", server_, "--stream", "clicks", "--type",
+                           "click", "--data", "1", "--partition-key", "user-7"});
+  ASSERT_EQ(routed.code, cli::kExitOk) << routed.err;
+  EXPECT_EQ(JsonLines(routed.out).at(0).at("stream").as_string(),
+            PartitionStream("clicks", PartitionOf("user-7", 3)));
+}
+
+TEST_F(CliCommandsTest, ReplayFromATime) {
+  for (int i = 0; i < 3; ++i) {
+    ASSERT_EQ(RunKeel({"publish", "--server", server_, "--stream", "timed", "--type", "t",
+                       "--data", absl::StrCat(i)}).code,
+              cli::kExitOk);
+  }
+  ASSERT_OK_AND_ASSIGN(ReplayPage page, daemon_.bus().replayer()->Replay(AllOf("timed")));
+  const std::string last_time = absl::FormatTime(absl::RFC3339_full, page.events.back().time,
+                                                 absl::UTCTimeZone());
+  Result replay = RunKeel({"replay", "--server", server_, "--stream", "timed", "--after-time",
+                           last_time, "--all"});
+  ASSERT_EQ(replay.code, cli::kExitOk) << replay.err;
+  std::vector<json::object> events = JsonLines(replay.out);
+  ASSERT_FALSE(events.empty());
+  EXPECT_EQ(events.back().at("sequence").to_number<uint64_t>(), 3u);
+  for (const json::object& event : events) {
+    absl::Time time;
+    std::string error;
+    ASSERT_TRUE(absl::ParseTime(absl::RFC3339_full, std::string(event.at("time").as_string()),
+                                &time, &error))
+        << error;
+    EXPECT_GE(time, page.events.back().time) << "an event published before --after-time";
+  }
+  Result both = RunKeel({"replay", "--server", server_, "--stream", "timed", "--after-time",
+                         last_time, "--after", "earliest"});
+  EXPECT_EQ(both.code, cli::kExitUsage);
+}
+
 }  // namespace keel::daemon_test

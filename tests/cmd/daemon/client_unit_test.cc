@@ -118,6 +118,9 @@ TEST(TargetTest, EncodesSegmentsAndQuery) {
   EXPECT_EQ(BuildTarget({"v1", "streams"}), "/v1/streams");
   EXPECT_EQ(BuildTarget({"v1", "streams", "a b/c", "events"}, {{"type", "x y"}, {"after", ""}}),
             "/v1/streams/a%20b%2Fc/events?type=x%20y&after=");
+  // '+' would read as a space on the server: a time's offset must survive.
+  EXPECT_EQ(BuildTarget({"e"}, {{"after_time", "2026-11-30T12:00:00+01:00"}, {"k&", "a=b"}}),
+            "/e?after_time=2026-11-30T12%3A00%3A00%2B01%3A00&k%26=a%3Db");
 }
 
 TEST(ServerAddressTest, ParsesHostPortForms) {

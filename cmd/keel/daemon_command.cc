@@ -58,8 +58,10 @@ absl::StatusOr<server::ServerOptions> ServerOptionsFrom(const po::variables_map&
   Config durations;
   durations.Set("sse-keepalive", vars["sse-keepalive"].as<std::string>());
   durations.Set("idle-timeout", vars["idle-timeout"].as<std::string>());
+  durations.Set("sse-flush", vars["sse-flush"].as<std::string>());
   KEEL_ASSIGN_OR_RETURN(options.sse_keepalive,
                         durations.GetDuration("sse-keepalive", options.sse_keepalive));
+  KEEL_ASSIGN_OR_RETURN(options.sse_flush, durations.GetDuration("sse-flush", options.sse_flush));
   KEEL_ASSIGN_OR_RETURN(options.idle_timeout,
                         durations.GetDuration("idle-timeout", options.idle_timeout));
   durations.Set("trim-interval", vars["trim-interval"].as<std::string>());
@@ -129,6 +131,9 @@ class DaemonCommand : public Command {
          "close keep-alive connections idle this long")
         ("sse-keepalive", po::value<std::string>()->default_value("15s"),
          "interval of `: keepalive` comments on idle SSE streams")
+        ("sse-flush", po::value<std::string>()->default_value("50ms"),
+         "least time between two writes of live events to one SSE connection "
+         "(events arriving in between leave in one write; 0 = write as they come)")
         ("cors-origin", po::value<std::string>()->default_value("*"),
          "Access-Control-Allow-Origin value (empty for none)")
         ("shutdown-timeout", po::value<std::string>()->default_value("10s"),

@@ -83,6 +83,7 @@ struct SseOptions {
   uint64_t payload_bytes = 100;
   std::string sync = "always";
   int io_threads = 2;
+  std::string flush;  // The daemon's --sse-flush; empty: its default.
   double drain_timeout = 30;
   bool fanout = true;
   bool catchup = true;
@@ -110,6 +111,7 @@ absl::StatusOr<SseOptions> OptionsFrom(const po::variables_map& vars) {
   o.payload_bytes = vars["sse-payload-bytes"].as<uint64_t>();
   o.sync = vars["sse-sync"].as<std::string>();
   o.io_threads = vars["sse-io-threads"].as<int>();
+  o.flush = vars["sse-flush"].as<std::string>();
   o.drain_timeout = vars["sse-drain-timeout"].as<double>();
   const std::string cases = vars["sse-cases"].as<std::string>();
   o.fanout = cases.find("fanout") != std::string::npos;
@@ -463,6 +465,7 @@ absl::StatusOr<Daemon> StartDaemon(const SseOptions& o, const std::string& root)
                                    "--sync",    o.sync,
                                    "--io-threads", absl::StrCat(o.io_threads),
                                    "--log-level", "warn"};
+  if (!o.flush.empty()) argv.insert(argv.end(), {"--sse-flush", o.flush});
   Daemon daemon;
   daemon.command = absl::StrJoin(argv, " ");
   KEEL_ASSIGN_OR_RETURN(daemon.process,
@@ -752,6 +755,8 @@ class SseBench final : public BenchMode {
         ("sse-sync", po::value<std::string>()->default_value("always"),
          "the daemon's --sync (the fan-out rate is low; the preload batches)")
         ("sse-io-threads", po::value<int>()->default_value(2), "the daemon's --io-threads")
+        ("sse-flush", po::value<std::string>()->default_value(""),
+         "the daemon's --sse-flush (default: the daemon's default)")
         ("sse-drain-timeout", po::value<double>()->default_value(30),
          "seconds without progress after which missing deliveries count as lost")
         ("sse-cases", po::value<std::string>()->default_value("fanout,catchup"),

@@ -94,18 +94,30 @@ class HttpSession : public std::enable_shared_from_this<HttpSession> {
     });
   }
 
+  // Subscribing reads the stream's bounds from the store, so it runs on the
+  // blocking pool like any other store read.
   void StartSse(const HttpRequest& request) {
     absl::StatusOr<SubscribeOptions> options = state_->api.SseSubscribeOptions(request);
-    absl::StatusOr<std::unique_ptr<Subscription>> subscription =
-        options.ok() ? state_->api.bus().Subscribe(*options)
-                     : absl::StatusOr<std::unique_ptr<Subscription>>(options.status());
-    if (!subscription.ok()) {
-      HttpResponse response = ErrorResponse(subscription.status());
-      state_->api.metrics().CountError(ToHttpErrorCode(subscription.status()).code);
-      return DoWrite(std::move(response), false);
-    }
+    if (!options.ok()) return RejectSse(options.status());
+    net::post(state_->blocking, [self = shared_from_this(), options = *std::move(options)] {
+      absl::StatusOr<std::unique_ptr<Subscription>> subscription =
+          self->state_->api.bus().Subscribe(options);
+      net::post(self->stream_.get_executor(),
+                [self, subscription = std::move(subscription)]() mutable {
+                  self->OnSubscribed(std::move(subscription));
+                });
+    });
+  }
+
+  void OnSubscribed(absl::StatusOr<std::unique_ptr<Subscription>> subscription) {
+    if (!subscription.ok()) return RejectSse(subscription.status());
     LogRequest(200);
     StartSseSession(std::move(stream_), *std::move(subscription), state_);
+  }
+
+  void RejectSse(const absl::Status& status) {
+    state_->api.metrics().CountError(ToHttpErrorCode(status).code);
+    DoWrite(ErrorResponse(status), false);
   }
 
   void Reject(int status, absl::string_view code, absl::string_view message) {

@@ -40,7 +40,12 @@ struct ServerOptions {
   absl::Duration idle_timeout = absl::Seconds(60);
   absl::Duration sse_keepalive = absl::Seconds(15);
   absl::Duration sse_retry = absl::Seconds(1);
-  size_t sse_batch = 128;        // Events per SSE write.
+  // Least time between two writes of live events to one SSE connection
+  // (events arriving in between leave together); 0 writes as they come.
+  absl::Duration sse_flush = absl::Milliseconds(50);
+  // Events per SSE poll: a write carries up to this many (plus, while
+  // catching up, one page read ahead).
+  size_t sse_batch = 256;
   std::string cors_origin = "*";  // Access-Control-Allow-Origin; empty = none.
   absl::Duration trim_interval = absl::Seconds(1);  // How often to look for retention work.
   size_t trim_budget = 10'000;                       // Records per Trim call.

@@ -3,6 +3,7 @@
 #define KEEL_CMD_KEEL_SERVER_SERVER_STATE_H_
 
 #include <atomic>
+#include <cstdint>
 #include <memory>
 
 #include <boost/asio/thread_pool.hpp>
@@ -15,11 +16,14 @@ namespace keel::server {
 
 struct ServerState {
   ServerState(ServerOptions options, Api& api, std::shared_ptr<Logger> logger)
-      : options(std::move(options)),
+      : id(NextId()),
+        options(std::move(options)),
         api(api),
         logger(std::move(logger)),
         blocking(this->options.blocking_threads) {}
 
+  // Tells servers (and so buses) apart in per-thread caches; never 0.
+  const uint64_t id;
   const ServerOptions options;
   Api& api;
   const std::shared_ptr<Logger> logger;
@@ -27,6 +31,12 @@ struct ServerState {
   std::atomic<bool> draining{false};
   std::atomic<int> requests_in_flight{0};
   std::atomic<int> sse_sessions{0};
+
+ private:
+  static uint64_t NextId() {
+    static std::atomic<uint64_t> next{1};
+    return next.fetch_add(1);
+  }
 };
 
 }  // namespace keel::server

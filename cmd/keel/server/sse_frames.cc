@@ -1,5 +1,6 @@
 #include "cmd/keel/server/sse_frames.h"
 
+#include "absl/hash/hash.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "cmd/keel/server/json_codec.h"
@@ -52,6 +53,31 @@ void AppendSseFrame(const Event& event, uint64_t epoch, std::string& out) {
   std::string json;
   AppendEventJson(event, epoch, json);
   AppendData(json, out);
+}
+
+void SseFrameCache::Append(uint64_t owner, const Event& event, uint64_t epoch,
+                           std::string& out) {
+  if (event.sequence == 0) return AppendSseFrame(event, epoch, out);
+  // Streams are mixed in so that two streams' same sequence do not evict each
+  // other, while one stream's consecutive events use consecutive slots.
+  const size_t index =
+      (absl::Hash<absl::string_view>()(event.stream) + event.sequence) % slots_.size();
+  Slot& slot = slots_[index];
+  if (slot.owner != owner || slot.epoch != epoch || slot.sequence != event.sequence ||
+      slot.stream != event.stream) {
+    slot.owner = owner;
+    slot.epoch = epoch;
+    slot.sequence = event.sequence;
+    slot.stream = event.stream;
+    slot.frame.clear();
+    AppendSseFrame(event, epoch, slot.frame);
+  }
+  out += slot.frame;
+}
+
+SseFrameCache& ThreadSseFrameCache() {
+  thread_local SseFrameCache cache;
+  return cache;
 }
 
 std::string SsePreamble(absl::Duration retry, const std::string& cors_origin) {

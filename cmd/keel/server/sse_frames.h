@@ -14,7 +14,9 @@
 #ifndef KEEL_CMD_KEEL_SERVER_SSE_FRAMES_H_
 #define KEEL_CMD_KEEL_SERVER_SSE_FRAMES_H_
 
+#include <cstdint>
 #include <string>
+#include <vector>
 
 #include "absl/time/time.h"
 #include "core/subscription.h"
@@ -23,6 +25,37 @@ namespace keel::server {
 
 // Appends the frame for `event` (an event or a bus notice) to `out`.
 void AppendSseFrame(const Event& event, uint64_t epoch, std::string& out);
+
+// Builds each event's frame once per thread instead of once per session:
+// with thousands of sessions on one stream, formatting the same event's JSON
+// and cursor per session was most of the fan-out's user CPU. Frames depend
+// only on (bus, epoch, stream, sequence) because stored events never change,
+// so `owner` must tell buses apart (one per Server). Direct-mapped and
+// bounded: a miss just formats the frame again.
+//
+// Thread safety: none; keep one per thread (see ThreadSseFrameCache).
+class SseFrameCache {
+ public:
+  static constexpr size_t kSlots = 1024;
+
+  SseFrameCache() : slots_(kSlots) {}
+  // Appends the frame of `event` to `out`; notices are never cached.
+  void Append(uint64_t owner, const Event& event, uint64_t epoch, std::string& out);
+
+ private:
+  struct Slot {
+    uint64_t owner = 0;  // 0: empty.
+    uint64_t epoch = 0;
+    uint64_t sequence = 0;
+    std::string stream;
+    std::string frame;
+  };
+  std::vector<Slot> slots_;
+};
+
+// The calling thread's cache (the server's I/O threads share a few streams'
+// recent events, so a small cache per thread needs no lock).
+SseFrameCache& ThreadSseFrameCache();
 
 // The response head and the `retry:` advice that open every SSE stream.
 std::string SsePreamble(absl::Duration retry, const std::string& cors_origin);

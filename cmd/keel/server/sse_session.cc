@@ -1,10 +1,27 @@
 // One SSE connection: drains its Subscription into the socket.
 //
-// The subscription's wakeup (called on publishing threads) only schedules a
-// poll on this connection's strand, at most one pending at a time. The
-// session polls a batch, writes it, and polls again when the write
-// completes; a slow client therefore holds at most one batch in memory and
-// its subscription falls back to catch-up reads. A read on the socket only
+// One write in flight. Events that arrive while a write is in flight stay in
+// the subscription's bounded queue and leave together in the next write, so
+// under load a session makes one system call per batch rather than one per
+// event. The subscription's wakeup (called on publishing threads) posts at
+// most one poll per write cycle: `wake_pending_` stays set while a poll is
+// queued or the session is busy (it polls again when it is done), and is
+// cleared just before each poll, so an event offered after that posts again
+// and one offered before is in the poll.
+//
+// Writes of live events are at least `sse_flush` apart: with thousands of
+// connections, one write per event and connection costs far more CPU (the
+// send and the loopback receive path) than the events themselves, so a
+// session that just wrote waits out the interval and sends what arrived
+// meanwhile in one write. An event that finds the session idle for longer
+// leaves at once.
+//
+// Store reads (the first poll, resuming, a slow client's catch-up) run on the
+// blocking pool, never on the I/O thread; while catching up the session reads
+// the next page while the previous one is being written. Memory per
+// connection stays bounded by the subscription's queue, one batch being
+// written and at most one batch read ahead; a slow client's subscription
+// falls back to catch-up reads, so nothing is lost. A read on the socket only
 // detects that the client went away.
 #include <boost/asio/post.hpp>
 #include <boost/asio/steady_timer.hpp>
@@ -22,6 +39,16 @@ namespace {
 namespace beast = boost::beast;
 namespace net = boost::asio;
 
+using Clock = std::chrono::steady_clock;
+
+// What one poll produced, as frames ready to write.
+struct Batch {
+  absl::Status status;
+  std::string frames;
+  size_t events = 0;
+  bool read_store = false;  // The poll read a page from the store.
+};
+
 class SseSession : public std::enable_shared_from_this<SseSession> {
  public:
   SseSession(beast::tcp_stream stream, std::unique_ptr<Subscription> subscription,
@@ -31,7 +58,8 @@ class SseSession : public std::enable_shared_from_this<SseSession> {
         state_(std::move(state)),
         epoch_(state_->api.bus().replayer() != nullptr ? state_->api.bus().replayer()->epoch()
                                                        : 0),
-        keepalive_(stream_.get_executor()) {
+        keepalive_(stream_.get_executor()),
+        flush_timer_(stream_.get_executor()) {
     state_->sse_sessions.fetch_add(1);
     state_->api.metrics().SseOpened();
   }
@@ -44,38 +72,104 @@ class SseSession : public std::enable_shared_from_this<SseSession> {
   void Start() {
     stream_.expires_never();
     std::weak_ptr<SseSession> weak = weak_from_this();
+    wake_pending_.store(true);  // Pump below polls; wakeups until then need no post.
     subscription_->SetWakeup([weak] {
-      if (auto self = weak.lock()) self->ScheduleWake();
+      if (auto self = weak.lock()) self->OnWakeup();
     });
     Write(SsePreamble(state_->options.sse_retry, state_->options.cors_origin));
     WatchForDisconnect();
     ArmKeepalive();
+    Pump();
   }
 
  private:
-  void ScheduleWake() {
-    if (wake_scheduled_.exchange(true)) return;
-    net::post(stream_.get_executor(), [self = shared_from_this()] {
-      self->wake_scheduled_.store(false);
+  // Publishing threads.
+  void OnWakeup() {
+    if (wake_pending_.exchange(true)) return;
+    net::post(stream_.get_executor(), [self = shared_from_this()] { self->Pump(); });
+  }
+
+  // Polls unless a poll is in flight or the next batch must wait for the
+  // write in flight (only a catch-up page is read ahead, and only one).
+  void Pump() {
+    if (closed_ || finishing_ || polling_) return;
+    if (writing_ && (!catching_up_ || !pending_.empty())) return;
+    if (!catching_up_ && Linger()) return;
+    wake_pending_.store(false);
+    if (catching_up_) return PollOnPool();
+    Deliver(PollBatch(/*use_cache=*/true));
+  }
+
+  // True while live events must wait for `next_flush_`; the timer pumps then.
+  bool Linger() {
+    if (lingering_) return true;
+    if (Clock::now() >= next_flush_) return false;
+    lingering_ = true;
+    flush_timer_.expires_at(next_flush_);
+    flush_timer_.async_wait([self = shared_from_this()](beast::error_code) {
+      self->lingering_ = false;
       self->Pump();
+    });
+    return true;
+  }
+
+  void PollOnPool() {
+    polling_ = true;
+    net::post(state_->blocking, [self = shared_from_this()] {
+      Batch batch = self->PollBatch(/*use_cache=*/false);
+      net::post(self->stream_.get_executor(), [self, batch = std::move(batch)]() mutable {
+        self->polling_ = false;
+        if (self->closed_) return self->subscription_->Cancel();  // Deferred by Close().
+        self->Deliver(std::move(batch));
+      });
     });
   }
 
-  // Polls and writes the next batch unless a write is in flight.
-  void Pump() {
-    if (writing_ || closed_) return;
+  // The only reader of the subscription at any time (strand or pool).
+  Batch PollBatch(bool use_cache) {
+    Batch batch;
     const uint64_t reads_before = subscription_->catch_up_reads();
     absl::StatusOr<std::vector<EventPtr>> events = subscription_->Poll(state_->options.sse_batch);
-    state_->api.metrics().CountCatchUpReads(subscription_->catch_up_reads() - reads_before);
-    if (!events.ok()) return Finish(events.status());
-    if (events->empty()) return;
-    std::string frames;
+    const uint64_t reads = subscription_->catch_up_reads() - reads_before;
+    state_->api.metrics().CountCatchUpReads(reads);
+    batch.read_store = reads > 0;
+    if (!events.ok()) {
+      batch.status = events.status();
+      return batch;
+    }
+    // Frames of a live batch are shared by every session of the stream; a
+    // store page is this session's own, so it skips the cache.
+    SseFrameCache* cache = use_cache ? &ThreadSseFrameCache() : nullptr;
     for (const EventPtr& event : *events) {
-      AppendSseFrame(*event, epoch_, frames);
+      if (cache != nullptr) {
+        cache->Append(state_->id, *event, epoch_, batch.frames);
+      } else {
+        AppendSseFrame(*event, epoch_, batch.frames);
+      }
       if (event->sequence == 0 && event->type == kGapNoticeType) state_->api.metrics().CountGap();
     }
-    state_->api.metrics().CountDelivered(events->size());
-    Write(std::move(frames));
+    batch.events = events->size();
+    return batch;
+  }
+
+  void Deliver(Batch batch) {
+    // A page that touched the store says the subscription is catching up;
+    // an answer from the live queue says it is live again.
+    catching_up_ = batch.read_store;
+    if (!batch.status.ok()) return Finish(batch.status);
+    state_->api.metrics().CountDelivered(batch.events);
+    pending_ += batch.frames;
+    if (!writing_ && !pending_.empty()) Flush();
+    if (catching_up_ || wake_pending_.load()) Pump();
+  }
+
+  void Flush() {
+    if (!catching_up_) {
+      next_flush_ = Clock::now() + absl::ToChronoNanoseconds(state_->options.sse_flush);
+    }
+    std::string bytes;
+    bytes.swap(pending_);
+    Write(std::move(bytes));
   }
 
   void Write(std::string bytes) {
@@ -83,20 +177,32 @@ class SseSession : public std::enable_shared_from_this<SseSession> {
     auto buffer = std::make_shared<std::string>(std::move(bytes));
     net::async_write(stream_, net::buffer(*buffer),
                      [self = shared_from_this(), buffer](beast::error_code ec, std::size_t) {
-                       self->writing_ = false;
-                       if (ec) return self->Close();
-                       if (self->finishing_) return self->Close();
-                       self->Pump();
+                       self->OnWritten(ec);
                      });
   }
 
-  // The subscription ended: the bus closed (a clean end) or failed.
+  void OnWritten(beast::error_code ec) {
+    writing_ = false;
+    if (ec) return Close();
+    if (!pending_.empty()) Flush();
+    if (finishing_) {
+      if (!writing_ && !polling_) Close();
+      return;
+    }
+    Pump();
+  }
+
+  // The subscription ended: the bus closed (a clean end) or failed. What is
+  // already pending is written first.
   void Finish(const absl::Status& status) {
     finishing_ = true;
-    if (GetErrorKind(status) == ErrorKind::kClosed) return Close();
-    std::string frame = "event: keel.error\n";
-    absl::StrAppend(&frame, "data: {\"message\":", JsonString(status.message()), "}\n\n");
-    Write(std::move(frame));
+    if (GetErrorKind(status) != ErrorKind::kClosed) {
+      absl::StrAppend(&pending_, "event: keel.error\ndata: {\"message\":",
+                      JsonString(status.message()), "}\n\n");
+    }
+    if (writing_) return;
+    if (pending_.empty()) return Close();
+    Flush();
   }
 
   void WatchForDisconnect() {
@@ -111,7 +217,7 @@ class SseSession : public std::enable_shared_from_this<SseSession> {
     keepalive_.expires_after(absl::ToChronoNanoseconds(state_->options.sse_keepalive));
     keepalive_.async_wait([self = shared_from_this()](beast::error_code ec) {
       if (ec || self->closed_) return;
-      if (!self->writing_) self->Write(kSseKeepalive);
+      if (!self->writing_ && !self->finishing_) self->Write(kSseKeepalive);
       self->ArmKeepalive();
     });
   }
@@ -120,8 +226,10 @@ class SseSession : public std::enable_shared_from_this<SseSession> {
     if (closed_) return;
     closed_ = true;
     subscription_->SetWakeup(nullptr);
-    subscription_->Cancel();
+    // One reader at a time: a poll on the pool cancels when it returns.
+    if (!polling_) subscription_->Cancel();
     keepalive_.cancel();
+    flush_timer_.cancel();
     beast::error_code ignored;
     stream_.socket().shutdown(net::ip::tcp::socket::shutdown_both, ignored);
     stream_.socket().close(ignored);
@@ -132,8 +240,14 @@ class SseSession : public std::enable_shared_from_this<SseSession> {
   std::shared_ptr<ServerState> state_;
   const uint64_t epoch_;
   net::steady_timer keepalive_;
-  std::atomic<bool> wake_scheduled_{false};
+  net::steady_timer flush_timer_;
+  Clock::time_point next_flush_;  // Earliest next write of live events.
+  bool lingering_ = false;        // flush_timer_ is armed.
+  std::atomic<bool> wake_pending_{false};
+  std::string pending_;  // Frames waiting for the write in flight.
   bool writing_ = false;
+  bool polling_ = false;      // A poll runs on the blocking pool.
+  bool catching_up_ = true;   // Every subscription starts with a store read.
   bool finishing_ = false;
   bool closed_ = false;
   char read_buffer_[512];

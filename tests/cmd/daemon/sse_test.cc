@@ -158,6 +158,51 @@ TEST_F(SseTest, SlowClientEventuallyReceivesEveryEventInOrder) {
       << "no catch-up counted for a client 20k events behind a 256-event queue";
 }
 
+// Reads `count` live events one at a time, pausing now and then, so that
+// the daemon puts several events into each write.
+std::vector<uint64_t> ReadSlowly(client::SseReader& reader, int count) {
+  std::vector<uint64_t> sequences;
+  while (sequences.size() < static_cast<size_t>(count)) {
+    absl::StatusOr<std::vector<client::SseFrame>> frames = ReadEvents(reader, 1);
+    if (!frames.ok()) {
+      ADD_FAILURE() << frames.status();
+      break;
+    }
+    sequences.push_back(FrameSequence(frames->front()));
+    if (sequences.size() % 50 == 0) absl::SleepFor(absl::Milliseconds(30));
+  }
+  return sequences;
+}
+
+// Live events are written in batches (one write per --sse-flush interval);
+// a client that reads slowly still gets each event once, in order.
+void ExpectSlowLiveReaderGetsEveryEventOnce(absl::Duration sse_flush) {
+  constexpr int kEvents = 600;
+  DaemonOptions options;
+  options.server.sse_flush = sse_flush;
+  InProcessDaemon daemon(options);
+  ASSERT_OK(daemon.Start());
+  client::SseOptions sse;
+  sse.stream = "batched";
+  ASSERT_OK_AND_ASSIGN(auto reader, daemon.OpenSse(sse));
+  Publisher a(daemon.port(), "batched", kEvents / 2);
+  Publisher b(daemon.port(), "batched", kEvents / 2);
+  EXPECT_EQ(ReadSlowly(*reader, kEvents), Range(1, kEvents));
+  ASSERT_OK(a.Join());
+  ASSERT_OK(b.Join());
+  EXPECT_THAT(ReadEvents(*reader, 1, absl::Milliseconds(300)),
+              keel::testing::StatusIs(absl::StatusCode::kDeadlineExceeded))
+      << "a duplicate or an event nobody published";
+}
+
+TEST(SseBatchingTest, SlowLiveReaderGetsEveryEventOnceInOrder) {
+  ExpectSlowLiveReaderGetsEveryEventOnce(absl::Milliseconds(100));
+}
+
+TEST(SseBatchingTest, SlowLiveReaderGetsEveryEventOnceInOrderWithoutFlushInterval) {
+  ExpectSlowLiveReaderGetsEveryEventOnce(absl::ZeroDuration());
+}
+
 TEST_F(SseTest, FollowStreamResumesAcrossADaemonRestart) {
   std::vector<uint64_t> sequences;
   std::vector<std::string> types;

@@ -9,6 +9,7 @@
 
 #include "core/errors.h"
 #include "core/policy_registry.h"
+#include "core/topic.h"
 #include "tests/conformance/conformance.h"
 #include "tests/conformance/helpers.h"
 #include "tests/testing/status_matchers.h"
@@ -248,6 +249,55 @@ TEST_P(PolicyConformanceTest, AnIdleTenantsWatermarkFollowsTheHead) {
   request.after = Position::After(watermark);
   ASSERT_OK_AND_ASSIGN(ReplayPage next, replayer().Replay(request));
   EXPECT_THAT(Sequences(next.events), ElementsAre(7));
+}
+
+TEST_P(PolicyConformanceTest, TopicPublishesSplitByPartitionAndFailPerPart) {
+  ASSERT_OK(bus().Declare("orders", Parsed("partitions=3 max_payload_bytes=2KiB")));
+  std::vector<std::string> keys;
+  std::vector<Event> events;
+  for (int i = 0; i < 12; ++i) {
+    keys.push_back(absl::StrCat("customer-", i % 5));
+    events.push_back(MakeEvent("", "order.created", absl::StrCat(i)));
+  }
+  // One oversized event fails its partition's part, and only that part.
+  const uint32_t failing = PartitionOf(keys[4], 3);
+  events[4].payload = std::string(4096, 'x');
+  ASSERT_OK_AND_ASSIGN(auto results, PublishToTopic(bus(), "orders", events, keys));
+  ASSERT_EQ(results.size(), events.size());
+  for (size_t i = 0; i < results.size(); ++i) {
+    SCOPED_TRACE(i);
+    const uint32_t partition = PartitionOf(keys[i], 3);
+    if (partition == failing) {
+      EXPECT_THAT(results[i].status(), HasErrorKind(ErrorKind::kPayloadTooLarge));
+      continue;
+    }
+    ASSERT_OK(results[i].status());
+    EXPECT_EQ(results[i]->stream, PartitionStream("orders", partition));
+  }
+  for (uint32_t partition = 0; partition < 3; ++partition) {
+    const std::string stream = PartitionStream("orders", partition);
+    ASSERT_OK_AND_ASSIGN(std::vector<Event> stored, ReplayStream(replayer(), stream));
+    std::vector<std::string> payloads;
+    for (const Event& event : stored) payloads.push_back(event.payload);
+    std::vector<std::string> expected;
+    for (size_t i = 0; i < events.size(); ++i) {
+      if (partition != failing && PartitionOf(keys[i], 3) == partition) {
+        expected.push_back(events[i].payload);
+      }
+    }
+    EXPECT_EQ(payloads, expected) << stream << ": batch order within the partition";
+  }
+}
+
+TEST_P(PolicyConformanceTest, TopicPublishesNeedADeclaredTopicAndKeys) {
+  std::vector<Event> one = {MakeEvent("")};
+  EXPECT_THAT(PublishToTopic(bus(), "plain", one, {"k"}).status(),
+              HasErrorKind(ErrorKind::kNotFound));
+  ASSERT_OK(bus().Declare("t", Parsed("partitions=2")));
+  EXPECT_THAT(PublishToTopic(bus(), "t", one, {""}).status(),
+              HasErrorKind(ErrorKind::kInvalidArgument));
+  ASSERT_OK_AND_ASSIGN(std::vector<StreamInfo> streams, replayer().ListStreams("t", 10));
+  EXPECT_TRUE(streams.empty()) << "a refused topic publish stored something";
 }
 
 }  // namespace

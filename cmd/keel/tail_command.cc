@@ -32,6 +32,9 @@ class TailCommand : public Command {
         ("stream", po::value<std::string>(), "stream to follow (required)")
         ("after", po::value<std::string>()->default_value("latest"),
          "start after this position: earliest, latest or a cursor")
+        ("after-time", po::value<std::string>(),
+         "start at the first event published at or after this RFC 3339 time "
+         "(instead of --after)")
         ("tenant", po::value<std::string>(), "only events of this tenant")
         ("type", po::value<std::string>(), "only events whose type starts with this")
         ("count", po::value<size_t>(), "exit after printing this many events")
@@ -55,9 +58,14 @@ class TailCommand : public Command {
       io.err << "keel tail: --count must be at least 1\n";
       return kExitUsage;
     }
+    if (vars.count("after-time") && !vars["after"].defaulted()) {
+      io.err << "keel tail: give either --after or --after-time, not both\n";
+      return kExitUsage;
+    }
     client::FollowOptions options;
     options.stream = vars["stream"].as<std::string>();
     options.after = vars["after"].as<std::string>();
+    if (vars.count("after-time")) options.after_time = vars["after-time"].as<std::string>();
     if (vars.count("tenant")) options.tenant = vars["tenant"].as<std::string>();
     if (vars.count("type")) options.type = vars["type"].as<std::string>();
     options.max_retries = vars["retries"].as<int>();

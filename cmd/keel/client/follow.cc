@@ -64,7 +64,7 @@ absl::Status FollowStream(const std::string& host, uint16_t port, FollowOptions 
   while (!stopped()) {
     bool delivered = false;
     absl::Status ended = [&]() -> absl::Status {
-      if (resume.empty() && (after.empty() || after == "latest")) {
+      if (resume.empty() && options.after_time.empty() && (after.empty() || after == "latest")) {
         absl::StatusOr<std::string> head = HeadCursor(host, port, options);
         if (!head.ok()) return head.status();
         resume = *head;
@@ -72,7 +72,8 @@ absl::Status FollowStream(const std::string& host, uint16_t port, FollowOptions 
       SseOptions sse;
       sse.stream = options.stream;
       sse.last_event_id = resume;
-      sse.after = resume.empty() ? after : "";
+      sse.after = resume.empty() && options.after_time.empty() ? after : "";
+      sse.after_time = resume.empty() ? options.after_time : "";
       sse.tenant = options.tenant;
       sse.type = options.type;
       sse.connect_timeout = options.connect_timeout;

@@ -33,6 +33,7 @@ namespace keel::client {
 struct FollowOptions {
   std::string stream;
   std::string after = "latest";  // earliest | latest | a cursor.
+  std::string after_time;        // RFC 3339; instead of `after` when non-empty.
   std::string last_event_id;     // Resume position; takes precedence over `after`.
   std::string tenant;
   std::string type;              // Type prefix.

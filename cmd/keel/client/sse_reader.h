@@ -41,6 +41,8 @@ struct SseOptions {
   // ?after= : "earliest", "latest" or a cursor; omitted when empty (the
   // server's default is "latest").
   std::string after;
+  // ?after_time= (RFC 3339) instead of `after` when non-empty.
+  std::string after_time;
   std::string tenant;  // ?tenant= when non-empty.
   std::string type;    // ?type= (type prefix) when non-empty.
   absl::Duration connect_timeout = absl::Seconds(5);  // Connect + response head.

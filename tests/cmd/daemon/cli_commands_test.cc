@@ -439,6 +439,13 @@ TEST_F(CliCommandsTest, ReplayFromATime) {
   Result both = RunKeel({"replay", "--server", server_, "--stream", "timed", "--after-time",
                          last_time, "--after", "earliest"});
   EXPECT_EQ(both.code, cli::kExitUsage);
+
+  const std::string first_time = absl::FormatTime(absl::RFC3339_full, page.events.front().time,
+                                                  absl::UTCTimeZone());
+  Result tail = RunKeel({"tail", "--server", server_, "--stream", "timed", "--after-time",
+                         first_time, "--count", "3"});
+  ASSERT_EQ(tail.code, cli::kExitOk) << tail.err;
+  EXPECT_THAT(SequencesOf(JsonLines(tail.out)), ElementsAre(1, 2, 3));
 }
 
 }  // namespace keel::daemon_test

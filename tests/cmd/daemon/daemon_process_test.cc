@@ -2,6 +2,7 @@
 // restart on the same data directory, and a graceful SIGTERM shutdown that
 // loses no acknowledged event.
 #include <atomic>
+#include <fstream>
 #include <map>
 #include <set>
 #include <thread>
@@ -171,6 +172,34 @@ TEST_F(DaemonProcessTest, GracefulShutdownLosesNoAcknowledgedEvent) {
   EXPECT_LE(stored.size(), acknowledged + kPublishers);
   ASSERT_OK_AND_ASSIGN(exit_code, daemon_.Terminate());
   EXPECT_EQ(exit_code, 0) << daemon_.Logs();
+}
+
+TEST_F(DaemonProcessTest, ConfigFileDeclarationsApplyAndADriftStopsTheDaemon) {
+  const std::string config = dir_.Sub("keel.conf");
+  std::ofstream(config) << "declare = orders max_events=5 dedupe_window=5m\n"
+                        << "declare = clicks partitions=4\n"
+                        << "default-policy = max_payload_bytes=64KiB\n";
+  ASSERT_OK(daemon_.Start(0, {"--config", config}));
+  {
+    client::HttpClient http("127.0.0.1", daemon_.port());
+    ASSERT_OK_AND_ASSIGN(json::value orders, GetJson(http, "/v1/streams/orders"));
+    EXPECT_EQ(orders.at("policy").at("retention").at("maxEvents").to_number<uint64_t>(), 5u);
+    ASSERT_OK_AND_ASSIGN(json::value partition, GetJson(http, "/v1/streams/clicks:3"));
+    EXPECT_EQ(partition.at("policy").at("maxPayloadBytes").to_number<uint64_t>(), 131072u)
+        << "a partition takes its topic's policy, not the default";
+    ASSERT_OK_AND_ASSIGN(json::value other, GetJson(http, "/v1/streams/other"));
+    EXPECT_EQ(other.at("policy").at("maxPayloadBytes").to_number<uint64_t>(), 65536u);
+  }
+  ASSERT_OK_AND_ASSIGN(int clean, daemon_.Terminate());
+  EXPECT_EQ(clean, 0) << daemon_.Logs();
+
+  // The same declarations again start fine; a different one refuses to start.
+  ASSERT_OK(daemon_.Start(0, {"--config", config}));
+  ASSERT_OK_AND_ASSIGN(int again, daemon_.Terminate());
+  EXPECT_EQ(again, 0) << daemon_.Logs();
+  absl::Status drift = daemon_.Start(0, {"--declare", "orders max_events=6 dedupe_window=5m"});
+  EXPECT_FALSE(drift.ok());
+  EXPECT_THAT(std::string(drift.message()), ::testing::HasSubstr("max_events"));
 }
 
 }  // namespace

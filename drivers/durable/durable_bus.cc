@@ -12,6 +12,7 @@
 #include "drivers/durable/group_commit.h"
 #include "drivers/durable/key_layout.h"
 #include "drivers/durable/recovery.h"
+#include "drivers/durable/tail_verifier.h"
 
 namespace keel {
 namespace {
@@ -27,10 +28,17 @@ class DurableBus final : public DriverBase {
         store_(std::move(store)),
         options_(options),
         epoch_(recovered.epoch),
+        format_(recovered.format),
         committer_(options.max_group_bytes,
                    [this](absl::Span<PendingAppend* const> group) { return Commit(group); }),
-        heads_(std::move(recovered.heads)) {
+        heads_(recovered.heads),
+        verifier_(*store_, format_, *context.logger, recovered.heads,
+                  [this](absl::string_view stream, const Head& head) {
+                    MutexLock lock(&heads_mu_);
+                    heads_[stream] = head;
+                  }) {
     InitFanOut();
+    if (options_.verify_in_background) verifier_.StartSweep();
     if (options_.sync == SyncMode::kInterval) syncer_ = std::thread([this] { SyncLoop(); });
   }
   ~DurableBus() override { Close().IgnoreError(); }
@@ -56,10 +64,12 @@ class DurableBus final : public DriverBase {
   const std::shared_ptr<StateStore> store_;
   const DurableOptions options_;
   const uint64_t epoch_;
+  const durable::StoreFormat format_;
   durable::GroupCommitter committer_;
 
   mutable Mutex heads_mu_;
   absl::flat_hash_map<std::string, Head> heads_ ABSL_GUARDED_BY(heads_mu_);
+  durable::TailVerifier verifier_;  // After heads_: it installs repairs there.
 
   Mutex sync_mu_;
   absl::Time last_sync_ ABSL_GUARDED_BY(sync_mu_) = absl::InfinitePast();
@@ -88,12 +98,13 @@ StreamInfo DurableBus::InfoOf(absl::string_view stream, const Head& head) const 
 
 absl::StatusOr<std::vector<Receipt>> DurableBus::Append(absl::string_view stream,
                                                         std::vector<Event> events) {
+  KEEL_RETURN_IF_ERROR(verifier_.Ensure(stream));
   // Encoding happens here, in parallel across publishers, not in the leader.
   std::vector<std::string> values;
   values.reserve(events.size());
   size_t bytes = 0;
   for (const Event& event : events) {
-    values.push_back(durable::EncodeEntry(event));
+    values.push_back(durable::EncodeEntry(event, format_));
     bytes += values.back().size();
   }
   PendingAppend append;
@@ -118,7 +129,9 @@ absl::Status DurableBus::Commit(absl::Span<PendingAppend* const> group) {
       if (head.count() == 0) head.oldest_time = event.time;
       event.sequence = head.next++;
       head.bytes += event.ApproximateSize();
-      batch.Put(durable::EntryKey(append->stream, event.sequence), (*append->values)[i]);
+      // The value is not needed after the write: move it, not copy it.
+      batch.PutOwned(durable::EntryKey(append->stream, event.sequence),
+                     std::move((*append->values)[i]));
     }
   }
   for (const auto& [stream, head] : staged) batch.Put(durable::HeadKey(stream), EncodeHead(head));
@@ -181,11 +194,13 @@ void DurableBus::SyncLoop() {
 
 absl::StatusOr<StreamInfo> DurableBus::Bounds(absl::string_view stream) {
   KEEL_RETURN_IF_ERROR(ValidateStreamName(stream));
+  KEEL_RETURN_IF_ERROR(verifier_.Ensure(stream));
   return InfoOf(stream, CurrentHead(stream));
 }
 
 absl::StatusOr<ReplayPage> DurableBus::Replay(const ReplayRequest& request) {
   KEEL_RETURN_IF_ERROR(ValidateReplayRequest(request));
+  KEEL_RETURN_IF_ERROR(verifier_.Ensure(request.stream));
   StreamInfo info = InfoOf(request.stream, CurrentHead(request.stream));
   KEEL_ASSIGN_OR_RETURN(uint64_t after, ResolvePosition(request.after, info, epoch_));
   KEEL_ASSIGN_OR_RETURN(uint64_t end, ResolveUntil(request, info, epoch_));
@@ -200,7 +215,7 @@ absl::StatusOr<ReplayPage> DurableBus::Replay(const ReplayRequest& request) {
     for (it->Seek(durable::EntryKey(request.stream, after + 1));
          it->Valid() && page.events.size() < request.limit; it->Next()) {
       KEEL_ASSIGN_OR_RETURN(uint64_t seq, durable::EntrySequence(it->key()));
-      absl::StatusOr<Event> event = durable::DecodeEntry(request.stream, seq, it->value());
+      absl::StatusOr<Event> event = durable::DecodeEntry(request.stream, seq, it->value(), format_);
       if (!event.ok()) {
         return absl::DataLossError(absl::StrCat("key ", durable::PrintableKey(it->key()), ": ",
                                                 event.status().message()));
@@ -231,6 +246,7 @@ absl::StatusOr<std::vector<StreamInfo>> DurableBus::ListStreams(absl::string_vie
 }
 
 absl::Status DurableBus::OnClose() {
+  verifier_.Stop();
   {
     MutexLock lock(&sync_mu_);
     stopping_ = true;
@@ -269,7 +285,7 @@ absl::StatusOr<DurableOptions> DurableOptionsFromConfig(const Config& config) {
 absl::StatusOr<std::unique_ptr<EventBus>> OpenDurableBus(std::shared_ptr<StateStore> store,
                                                          const DurableOptions& options,
                                                          const DriverContext& context) {
-  KEEL_ASSIGN_OR_RETURN(durable::RecoveredState recovered, durable::Recover(*store, *context.logger));
+  KEEL_ASSIGN_OR_RETURN(durable::RecoveredState recovered, durable::Recover(*store));
   return std::make_unique<DurableBus>(std::move(store), options, context, std::move(recovered));
 }
 

@@ -7,6 +7,11 @@
 
 namespace keel {
 
+void WriteBatch::PutOwned(std::string key, std::string value) {
+  bytes_ += key.size() + value.size();
+  ops_.push_back(Op{Op::Kind::kPut, std::move(key), std::move(value)});
+}
+
 void WriteBatch::Put(absl::string_view key, absl::string_view value) {
   ops_.push_back(Op{Op::Kind::kPut, std::string(key), std::string(value)});
   bytes_ += key.size() + value.size();

@@ -42,6 +42,9 @@ class WriteBatch {
   };
 
   void Put(absl::string_view key, absl::string_view value);
+  // As Put, taking ownership of the strings instead of copying them (a
+  // distinct name: an overload would make Put("k", "v") ambiguous).
+  void PutOwned(std::string key, std::string value);
   void Delete(absl::string_view key);
   void Append(const WriteBatch& other);
   void Clear() { ops_.clear(); bytes_ = 0; }

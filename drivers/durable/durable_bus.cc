@@ -14,6 +14,7 @@
 #include "drivers/durable/key_layout.h"
 #include "drivers/durable/recovery.h"
 #include "drivers/durable/store_metadata.h"
+#include "drivers/durable/tail_verifier.h"
 
 namespace keel {
 namespace {
@@ -31,11 +32,18 @@ class DurableBus final : public DriverBase {
         store_(std::move(store)),
         options_(options),
         epoch_(recovered.epoch),
+        format_(recovered.format),
         committer_(options.max_group_bytes,
                    [this](absl::Span<PendingAppend* const> group) { return Commit(group); }),
-        heads_(std::move(recovered.heads)),
+        heads_(recovered.heads),
+        verifier_(*store_, format_, *context.logger, recovered.heads,
+                  [this](absl::string_view stream, const Head& head) {
+                    MutexLock lock(&heads_mu_);
+                    heads_[stream] = head;
+                  }),
         next_key_expiry_(absl::ToUnixNanos(first_key_expiry)) {
     InitFanOut();
+    if (options_.verify_in_background) verifier_.StartSweep();
     if (options_.sync == SyncMode::kInterval) syncer_ = std::thread([this] { SyncLoop(); });
   }
   ~DurableBus() override { Close().IgnoreError(); }
@@ -84,10 +92,12 @@ class DurableBus final : public DriverBase {
   const std::shared_ptr<StateStore> store_;
   const DurableOptions options_;
   const uint64_t epoch_;
+  const durable::StoreFormat format_;
   durable::GroupCommitter committer_;
 
   mutable Mutex heads_mu_;
   absl::flat_hash_map<std::string, Head> heads_ ABSL_GUARDED_BY(heads_mu_);
+  durable::TailVerifier verifier_;  // After heads_: it installs repairs there.
   // Publish time of each stream's last event, kept by the committer alone
   // (times stay non-decreasing per stream); loaded from the store on demand.
   absl::flat_hash_map<std::string, absl::Time> last_time_;
@@ -122,12 +132,13 @@ StreamInfo DurableBus::InfoOf(absl::string_view stream, const Head& head) const 
 absl::StatusOr<std::vector<Receipt>> DurableBus::Append(absl::string_view stream,
                                                         std::vector<Event> events,
                                                         const AppendRequest& request) {
+  KEEL_RETURN_IF_ERROR(verifier_.Ensure(stream));
   // Encoding happens here, in parallel across publishers, not in the leader.
   std::vector<std::string> values;
   values.reserve(events.size());
   size_t bytes = 0;
   for (const Event& event : events) {
-    values.push_back(durable::EncodeEntry(event));
+    values.push_back(durable::EncodeEntry(event, format_));
     bytes += values.back().size();
   }
   std::vector<Receipt> receipts;
@@ -156,7 +167,7 @@ absl::StatusOr<absl::Time> DurableBus::LastTime(absl::string_view stream, const 
   if (head.count() > 0) {
     const std::string key = durable::EntryKey(stream, head.last());
     KEEL_ASSIGN_OR_RETURN(std::string value, store_->Get(key));
-    absl::StatusOr<Event> event = durable::DecodeEntry(stream, head.last(), value);
+    absl::StatusOr<Event> event = durable::DecodeEntry(stream, head.last(), value, format_);
     if (!event.ok()) {
       return absl::DataLossError(absl::StrCat("key ", durable::PrintableKey(key), ": ",
                                               event.status().message()));
@@ -190,13 +201,15 @@ absl::Status DurableBus::StageAppend(GroupState& state, PendingAppend& append) {
       // The clock stepped back, or a publisher stamped earlier was queued
       // later: keep times non-decreasing within the stream.
       event.time = last_time;
-      (*append.values)[i] = durable::EncodeEntry(event);
+      (*append.values)[i] = durable::EncodeEntry(event, format_);
     }
     last_time = event.time;
     if (head.count() == 0) head.oldest_time = event.time;
     event.sequence = head.next++;
     head.bytes += event.ApproximateSize();
-    state.batch.Put(durable::EntryKey(append.stream, event.sequence), (*append.values)[i]);
+    // The value is not needed after the write: move it, not copy it.
+    state.batch.PutOwned(durable::EntryKey(append.stream, event.sequence),
+                         std::move((*append.values)[i]));
     if (event.idempotency_key && request.dedupe_window > absl::ZeroDuration()) {
       const DedupeHit hit{event.sequence, event.id};
       const absl::Time expires = event.time + request.dedupe_window;
@@ -222,7 +235,7 @@ absl::Status DurableBus::StageAppend(GroupState& state, PendingAppend& append) {
 
 absl::Status DurableBus::StageMaintenance(GroupState& state, PendingAppend& append) {
   if (append.trim != nullptr) {
-    return durable::ApplyTrim(*store_, state.batch, append.stream, *append.trim,
+    return durable::ApplyTrim(*store_, format_, state.batch, append.stream, *append.trim,
                               StagedHead(state, append.stream));
   }
   KEEL_ASSIGN_OR_RETURN(*append.collect,
@@ -312,11 +325,13 @@ void DurableBus::SyncLoop() {
 
 absl::StatusOr<StreamInfo> DurableBus::Bounds(absl::string_view stream) {
   KEEL_RETURN_IF_ERROR(ValidateStreamName(stream));
+  KEEL_RETURN_IF_ERROR(verifier_.Ensure(stream));
   return InfoOf(stream, CurrentHead(stream));
 }
 
 absl::StatusOr<ReplayPage> DurableBus::Replay(const ReplayRequest& request) {
   KEEL_RETURN_IF_ERROR(ValidateReplayRequest(request));
+  KEEL_RETURN_IF_ERROR(verifier_.Ensure(request.stream));
   StreamInfo info = InfoOf(request.stream, CurrentHead(request.stream));
   KEEL_ASSIGN_OR_RETURN(uint64_t after, ResolvePosition(request.after, info, epoch_));
   KEEL_ASSIGN_OR_RETURN(uint64_t end, ResolveUntil(request, info, epoch_));
@@ -331,7 +346,7 @@ absl::StatusOr<ReplayPage> DurableBus::Replay(const ReplayRequest& request) {
     for (it->Seek(durable::EntryKey(request.stream, after + 1));
          it->Valid() && page.events.size() < request.limit; it->Next()) {
       KEEL_ASSIGN_OR_RETURN(uint64_t seq, durable::EntrySequence(it->key()));
-      absl::StatusOr<Event> event = durable::DecodeEntry(request.stream, seq, it->value());
+      absl::StatusOr<Event> event = durable::DecodeEntry(request.stream, seq, it->value(), format_);
       if (!event.ok()) {
         return absl::DataLossError(absl::StrCat("key ", durable::PrintableKey(it->key()), ": ",
                                                 event.status().message()));
@@ -364,8 +379,9 @@ absl::StatusOr<std::vector<StreamInfo>> DurableBus::ListStreams(absl::string_vie
 absl::StatusOr<uint64_t> DurableBus::TrimStream(absl::string_view stream, const Head& head,
                                                 const RetentionLimits& limits, absl::Time now,
                                                 uint64_t budget, TrimReport& report) {
+  KEEL_RETURN_IF_ERROR(verifier_.Ensure(stream));
   KEEL_ASSIGN_OR_RETURN(durable::TrimPlan plan,
-                        durable::PlanTrim(*store_, stream, head, limits, now, budget));
+                        durable::PlanTrim(*store_, format_, stream, head, limits, now, budget));
   if (plan.events() == 0) return 0;
   PendingAppend op;
   op.stream = stream;
@@ -431,6 +447,7 @@ bool DurableBus::NeedsTrim() const {
 }
 
 absl::Status DurableBus::OnClose() {
+  verifier_.Stop();
   {
     MutexLock lock(&sync_mu_);
     stopping_ = true;
@@ -469,7 +486,7 @@ absl::StatusOr<DurableOptions> DurableOptionsFromConfig(const Config& config) {
 absl::StatusOr<std::unique_ptr<EventBus>> OpenDurableBus(std::shared_ptr<StateStore> store,
                                                          const DurableOptions& options,
                                                          const DriverContext& context) {
-  KEEL_ASSIGN_OR_RETURN(durable::RecoveredState recovered, durable::Recover(*store, *context.logger));
+  KEEL_ASSIGN_OR_RETURN(durable::RecoveredState recovered, durable::Recover(*store));
   KEEL_ASSIGN_OR_RETURN(absl::Time first_key_expiry, durable::FirstExpiry(*store));
   auto bus = std::make_unique<DurableBus>(store, options, context, std::move(recovered),
                                           first_key_expiry);

@@ -8,9 +8,13 @@
 // write (and one fsync) for many publishers, with no added latency for a
 // lone publisher. A failed write consumes no sequence number.
 //
-// Opening recovers the sequence counters from the head records (O(streams)),
-// repairing a head that lags its entries and failing with kDataLoss, naming
-// the key, on any record that does not decode.
+// Opening recovers the sequence counters from the head records alone
+// (O(streams), nothing read from the entries). Each stream's head is then
+// checked against its last entry lazily — before the first publish, replay
+// or bounds of that stream, or earlier by a background sweep — repairing a
+// head that lags its entries and failing that stream's operations with
+// kDataLoss, naming the key, when a record does not decode
+// (drivers/durable/tail_verifier.h).
 //
 // Thread safety: fully thread-safe.
 #ifndef KEEL_DRIVERS_DURABLE_DURABLE_BUS_H_
@@ -38,6 +42,9 @@ struct DurableOptions {
   absl::Duration sync_interval = absl::Milliseconds(100);
   size_t max_group_bytes = 4 << 20;  // Upper bound of one group commit.
   bool close_store = true;           // Close() also closes the store.
+  // Verify every stream's tail in a background thread after open; when
+  // false, a stream is verified only by the first operation on it.
+  bool verify_in_background = true;
 };
 
 // Parses "sync" (always|interval|none), "sync_interval" and

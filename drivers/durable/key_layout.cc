@@ -6,14 +6,15 @@
 //   "E" <stream> 0x00 <seq:u64be>    entry        (one per event, immutable)
 //
 // Values:
-//   meta  = version:u8(=1) epoch:u64be check:u32be
+//   meta  = version:u8(=1|2) epoch:u64be check:u32be
 //   head  = version:u8(=1) first:u64be next:u64be bytes:u64be
 //           oldest_time_unix_nanos:i64be check:u32be
 //   entry = check:u32be envelope
 //     where envelope is keel.v1.Event (core/proto/event.proto) with stream and
 //     sequence left unset (they are in the key).
-//   check = 32-bit FNV-1a of the bytes before it (meta, head) or of the
-//     envelope (entry). Any decode failure is reported with the key, so a
+//   check = 32-bit FNV-1a of the bytes before it (meta, head); for an entry,
+//     of the envelope: FNV-1a in version-1 stores, CRC32C in version-2 stores
+//     (the meta record's version). Any decode failure is reported with the key, so a
 //     corrupt store fails loudly instead of restarting a counter at 0.
 //
 // A publish writes every entry of its batch and the stream's new head in one
@@ -23,6 +24,7 @@
 #include "absl/strings/escaping.h"
 #include "absl/strings/str_cat.h"
 #include "core/event_codec.h"
+#include "drivers/durable/crc32c.h"
 #include "core/fnv.h"
 
 namespace keel::durable {
@@ -31,11 +33,20 @@ namespace {
 constexpr char kMetaPrefix = 'M';
 constexpr char kHeadPrefix = 'H';
 constexpr char kEntryPrefix = 'E';
-constexpr uint8_t kFormatVersion = 1;
+constexpr uint8_t kHeadVersion = 1;
 constexpr size_t kMetaSize = 1 + 8 + 4;
 constexpr size_t kHeadSize = 1 + 8 * 4 + 4;
 
 uint32_t Checksum(absl::string_view bytes) { return Fnv1a32(bytes); }
+
+uint32_t EntryChecksum(absl::string_view envelope, StoreFormat format) {
+  return format == StoreFormat::kCrc32c ? Crc32c(envelope) : Fnv1a32(envelope);
+}
+
+bool KnownStoreFormat(uint8_t version) {
+  return version == static_cast<uint8_t>(StoreFormat::kFnv1a) ||
+         version == static_cast<uint8_t>(StoreFormat::kCrc32c);
+}
 
 void AppendU32(std::string& out, uint32_t v) {
   for (int shift = 24; shift >= 0; shift -= 8) out.push_back(static_cast<char>(v >> shift));
@@ -50,14 +61,16 @@ uint32_t ReadU32(absl::string_view in) {
 void Seal(std::string& record) { AppendU32(record, Checksum(record)); }
 
 // Checks size, version and checksum of a fixed-size record.
-absl::Status Unseal(absl::string_view what, absl::string_view value, size_t size) {
+absl::Status Unseal(absl::string_view what, absl::string_view value, size_t size,
+                    bool (*known_version)(uint8_t)) {
   if (value.size() != size) {
     return absl::DataLossError(absl::StrCat(what, " record has ", value.size(),
                                             " bytes; expected ", size));
   }
-  if (static_cast<uint8_t>(value[0]) != kFormatVersion) {
+  if (!known_version(static_cast<uint8_t>(value[0]))) {
     return absl::DataLossError(absl::StrCat(what, " record has unknown format version ",
-                                            static_cast<uint8_t>(value[0])));
+                                            static_cast<uint8_t>(value[0]),
+                                            " (written by a newer Keel?)"));
   }
   if (ReadU32(value.substr(size - 4)) != Checksum(value.substr(0, size - 4))) {
     return absl::DataLossError(absl::StrCat(what, " record fails its checksum"));
@@ -97,19 +110,20 @@ absl::StatusOr<uint64_t> EntrySequence(absl::string_view key) {
 }
 
 std::string EncodeMeta(const StoreMeta& meta) {
-  std::string out(1, static_cast<char>(kFormatVersion));
+  std::string out(1, static_cast<char>(meta.format));
   AppendBigEndian64(out, meta.epoch);
   Seal(out);
   return out;
 }
 
 absl::StatusOr<StoreMeta> DecodeMeta(absl::string_view value) {
-  if (absl::Status status = Unseal("store meta", value, kMetaSize); !status.ok()) return status;
-  return StoreMeta{DecodeBigEndian64(value.substr(1))};
+  absl::Status status = Unseal("store meta", value, kMetaSize, KnownStoreFormat);
+  if (!status.ok()) return status;
+  return StoreMeta{DecodeBigEndian64(value.substr(1)), static_cast<StoreFormat>(value[0])};
 }
 
 std::string EncodeHead(const Head& head) {
-  std::string out(1, static_cast<char>(kFormatVersion));
+  std::string out(1, static_cast<char>(kHeadVersion));
   AppendBigEndian64(out, head.first);
   AppendBigEndian64(out, head.next);
   AppendBigEndian64(out, head.bytes);
@@ -119,7 +133,9 @@ std::string EncodeHead(const Head& head) {
 }
 
 absl::StatusOr<Head> DecodeHead(absl::string_view value) {
-  if (absl::Status status = Unseal("head", value, kHeadSize); !status.ok()) return status;
+  absl::Status status =
+      Unseal("head", value, kHeadSize, [](uint8_t version) { return version == kHeadVersion; });
+  if (!status.ok()) return status;
   Head head;
   head.first = DecodeBigEndian64(value.substr(1));
   head.next = DecodeBigEndian64(value.substr(9));
@@ -133,18 +149,17 @@ absl::StatusOr<Head> DecodeHead(absl::string_view value) {
   return head;
 }
 
-std::string EncodeEntry(const Event& event) {
+std::string EncodeEntry(const Event& event, StoreFormat format) {
   std::string out(4, '\0');  // Checksum placeholder.
-  out.reserve(event.ApproximateSize() + 64);
   AppendEncodedEventBody(event, out);
-  uint32_t check = Checksum(absl::string_view(out).substr(4));
+  uint32_t check = EntryChecksum(absl::string_view(out).substr(4), format);
   for (int i = 0; i < 4; ++i) out[i] = static_cast<char>(check >> (24 - 8 * i));
   return out;
 }
 
 absl::StatusOr<Event> DecodeEntry(absl::string_view stream, uint64_t sequence,
-                                  absl::string_view value) {
-  if (value.size() < 4 || ReadU32(value) != Checksum(value.substr(4))) {
+                                  absl::string_view value, StoreFormat format) {
+  if (value.size() < 4 || ReadU32(value) != EntryChecksum(value.substr(4), format)) {
     return absl::DataLossError("entry record fails its checksum");
   }
   absl::StatusOr<Event> event = DecodeEvent(value.substr(4));

@@ -28,8 +28,20 @@ struct Head {
   friend bool operator==(const Head&, const Head&) = default;
 };
 
+// The store format, recorded in the meta record. It says which checksum
+// protects the entries (entries carry no version of their own); heads and
+// meta are the same in both. A store keeps the format it was created with:
+// new stores use kCrc32c, and a version-1 store is read and appended to with
+// FNV-1a entries, so stores written by earlier Keel versions keep working.
+enum class StoreFormat : uint8_t {
+  kFnv1a = 1,   // Entry check = FNV-1a of the envelope.
+  kCrc32c = 2,  // Entry check = CRC32C of the envelope (hardware-accelerated).
+};
+inline constexpr StoreFormat kCurrentStoreFormat = StoreFormat::kCrc32c;
+
 struct StoreMeta {
   uint64_t epoch = 0;
+  StoreFormat format = kCurrentStoreFormat;
 };
 
 std::string MetaKey();
@@ -51,9 +63,11 @@ absl::StatusOr<Head> DecodeHead(absl::string_view value);
 
 // An entry value holds the event without its stream and sequence (both are in
 // the key), behind a checksum. EncodeEntry ignores event.stream/sequence.
-std::string EncodeEntry(const Event& event);
+// `format` is the store's (StoreMeta::format).
+std::string EncodeEntry(const Event& event, StoreFormat format = kCurrentStoreFormat);
 absl::StatusOr<Event> DecodeEntry(absl::string_view stream, uint64_t sequence,
-                                  absl::string_view value);
+                                  absl::string_view value,
+                                  StoreFormat format = kCurrentStoreFormat);
 
 // A printable form of a binary key for error messages.
 std::string PrintableKey(absl::string_view key);

@@ -1,14 +1,16 @@
 // Recovery: rebuilds the durable driver's in-memory state when it opens a
-// store, in O(streams) reads, not O(events).
+// store, reading only the meta record and the head records (one sequential
+// scan of the "H" range), never the entries, so that opening costs the same
+// whatever the number of events.
 //
-// It reads (or creates) the store meta record with the store's epoch, then
-// every head record. Each head is checked against the last entry of its
-// stream: a head that lags behind its entries is repaired (and the repair
-// is logged); a head that claims entries that do not exist, or any record
-// that does not decode, fails the open with kDataLoss naming the key. It
-// never silently restarts a counter at 0.
+// Recover reads (or creates) the store meta record with the store's epoch
+// and format, then every head record; a record that does not decode fails
+// the open with kDataLoss naming the key. Checking each head against its
+// stream's last entry (VerifyTail) is left to the bus, which does it lazily
+// per stream (tail_verifier.h). Nothing silently restarts a counter at 0.
 //
-// Thread safety: runs before the bus serves anything; not concurrent.
+// Thread safety: Recover runs before the bus serves anything; VerifyTail
+// may run concurrently for different streams.
 #ifndef KEEL_DRIVERS_DURABLE_RECOVERY_H_
 #define KEEL_DRIVERS_DURABLE_RECOVERY_H_
 
@@ -25,11 +27,18 @@ namespace keel::durable {
 
 struct RecoveredState {
   uint64_t epoch = 0;
-  absl::flat_hash_map<std::string, Head> heads;
-  std::vector<std::string> repaired_streams;
+  StoreFormat format = kCurrentStoreFormat;
+  absl::flat_hash_map<std::string, Head> heads;  // Not yet checked against entries.
 };
 
-absl::StatusOr<RecoveredState> Recover(StateStore& store, Logger& logger);
+absl::StatusOr<RecoveredState> Recover(StateStore& store);
+
+// Checks `head` against the last entry of `stream`, decoding that entry. A
+// head that lags its entries is caught up in `head` (returns true; the
+// caller writes it). kDataLoss naming the key when the last entry does not
+// decode or the head claims entries that do not exist.
+absl::StatusOr<bool> VerifyTail(StateStore& store, StoreFormat format, absl::string_view stream,
+                                Head& head);
 
 }  // namespace keel::durable
 

@@ -5,7 +5,8 @@
 
 namespace keel::durable {
 
-absl::StatusOr<TrimPlan> PlanTrim(StateStore& store, absl::string_view stream, const Head& head,
+absl::StatusOr<TrimPlan> PlanTrim(StateStore& store, StoreFormat format,
+                                  absl::string_view stream, const Head& head,
                                   const RetentionLimits& limits, absl::Time now, uint64_t budget) {
   TrimPlan plan;
   plan.from = plan.new_first = head.first;
@@ -14,7 +15,7 @@ absl::StatusOr<TrimPlan> PlanTrim(StateStore& store, absl::string_view stream, c
   std::unique_ptr<StoreIterator> it = store.NewIterator(EntryRange(stream));
   for (it->Seek(EntryKey(stream, head.first)); it->Valid() && count > 0; it->Next()) {
     KEEL_ASSIGN_OR_RETURN(uint64_t seq, EntrySequence(it->key()));
-    absl::StatusOr<Event> event = DecodeEntry(stream, seq, it->value());
+    absl::StatusOr<Event> event = DecodeEntry(stream, seq, it->value(), format);
     if (!event.ok()) {
       return absl::DataLossError(
           absl::StrCat("key ", PrintableKey(it->key()), ": ", event.status().message()));
@@ -33,8 +34,8 @@ absl::StatusOr<TrimPlan> PlanTrim(StateStore& store, absl::string_view stream, c
   return plan;
 }
 
-absl::Status ApplyTrim(StateStore& store, WriteBatch& batch, absl::string_view stream,
-                       const TrimPlan& plan, Head& head) {
+absl::Status ApplyTrim(StateStore& store, StoreFormat format, WriteBatch& batch,
+                       absl::string_view stream, const TrimPlan& plan, Head& head) {
   if (head.first != plan.from) {
     return absl::AbortedError(absl::StrCat("stream '", stream, "' was trimmed concurrently"));
   }
@@ -47,7 +48,7 @@ absl::Status ApplyTrim(StateStore& store, WriteBatch& batch, absl::string_view s
     // the oldest is now the first of those (already in the store).
     const std::string key = EntryKey(stream, head.first);
     KEEL_ASSIGN_OR_RETURN(std::string value, store.Get(key));
-    absl::StatusOr<Event> event = DecodeEntry(stream, head.first, value);
+    absl::StatusOr<Event> event = DecodeEntry(stream, head.first, value, format);
     if (!event.ok()) {
       return absl::DataLossError(
           absl::StrCat("key ", PrintableKey(key), ": ", event.status().message()));

@@ -32,13 +32,14 @@ struct TrimPlan {
 };
 
 // At most `budget` entries. An empty plan (events() == 0) when within bounds.
-absl::StatusOr<TrimPlan> PlanTrim(StateStore& store, absl::string_view stream, const Head& head,
+absl::StatusOr<TrimPlan> PlanTrim(StateStore& store, StoreFormat format,
+                                  absl::string_view stream, const Head& head,
                                   const RetentionLimits& limits, absl::Time now, uint64_t budget);
 
 // Stages the plan into `batch` and updates `head`; kAborted when the head's
 // first sequence moved since planning (another trim won; plan again).
-absl::Status ApplyTrim(StateStore& store, WriteBatch& batch, absl::string_view stream,
-                       const TrimPlan& plan, Head& head);
+absl::Status ApplyTrim(StateStore& store, StoreFormat format, WriteBatch& batch,
+                       absl::string_view stream, const TrimPlan& plan, Head& head);
 
 }  // namespace keel::durable
 

@@ -12,7 +12,8 @@ DriverBase::DriverBase(DriverContext context, PublishLimits limits)
       limits_(limits),
       metadata_(NewInMemoryMetadataStore()),
       // An empty in-memory store always opens.
-      policies_(*PolicyRegistry::Open(*metadata_, context_.default_policy)) {}
+      policies_(*PolicyRegistry::Open(*metadata_, context_.default_policy)),
+      groups_(std::make_unique<GroupCoordinator>(*metadata_, *this, *context_.clock)) {}
 
 DriverBase::~DriverBase() = default;
 
@@ -20,6 +21,7 @@ void DriverBase::InitFanOut() { fanout_ = std::make_unique<FanOut>(this, context
 
 absl::Status DriverBase::InitMetadata(std::unique_ptr<MetadataStore> store) {
   KEEL_ASSIGN_OR_RETURN(policies_, PolicyRegistry::Open(*store, context_.default_policy));
+  groups_ = std::make_unique<GroupCoordinator>(*store, *this, *context_.clock);
   metadata_ = std::move(store);
   return absl::OkStatus();
 }

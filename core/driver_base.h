@@ -25,6 +25,7 @@
 #include "core/driver_factory.h"
 #include "core/event_bus.h"
 #include "core/fanout.h"
+#include "core/group_coordinator.h"
 #include "core/metadata_store.h"
 #include "core/policy_registry.h"
 #include "core/publish_validation.h"
@@ -52,6 +53,7 @@ class DriverBase : public EventBus, public Replayer {
   absl::StatusOr<std::unique_ptr<Subscription>> Subscribe(
       const SubscribeOptions& options) override;
   Replayer* replayer() override { return this; }
+  ConsumerGroups* groups() override { return groups_.get(); }
   absl::Status Close(absl::Duration drain_timeout = absl::Seconds(10)) final;
 
  protected:
@@ -93,6 +95,8 @@ class DriverBase : public EventBus, public Replayer {
   std::unique_ptr<FanOut> fanout_;
   std::unique_ptr<MetadataStore> metadata_;
   std::unique_ptr<PolicyRegistry> policies_;
+  // Consumer groups in metadata_, reading through this driver (as Replayer).
+  std::unique_ptr<GroupCoordinator> groups_;
 
   Mutex mu_;
   int in_flight_ ABSL_GUARDED_BY(mu_) = 0;

@@ -47,6 +47,8 @@ void ForceLink() {
   LinkRetentionTests();
   LinkPolicyTests();
   LinkRetentionPolicyTests();
+  LinkGroupTests();
+  LinkProcessTests();
 }
 
 std::vector<Target> AllTargets(std::vector<Target> targets) { return targets; }

@@ -111,6 +111,16 @@ class PolicyConformanceTest : public ConformanceTest {
 // Declared retention bounds enforced by Trim, on a manual clock.
 class RetentionPolicyConformanceTest : public PolicyConformanceTest {};
 
+// Consumer groups (core/consumer_groups.h) and Process with retries and dead
+// letters (core/group_processor.h), on a bus whose clock the test moves so
+// that leases expire when the test says.
+class GroupConformanceTest : public ConformanceTest {
+ protected:
+  bool UsesManualClock() const override { return true; }
+  ConsumerGroups& groups() { return *bus().groups(); }
+  void SetUp() override;
+};
+
 // A bus that keeps at most kRetainedEvents per stream.
 class RetentionConformanceTest : public ConformanceTest {
  public:
@@ -140,6 +150,7 @@ class RetentionConformanceTest : public ConformanceTest {
   KEEL_CONFORMANCE_SUITE_(prefix, PolicyConformanceTest, AllTargets, __VA_ARGS__);           \
   KEEL_CONFORMANCE_SUITE_(prefix, RetentionPolicyConformanceTest, RetentionPolicyTargets,    \
                           __VA_ARGS__);                                                      \
+  KEEL_CONFORMANCE_SUITE_(prefix, GroupConformanceTest, AllTargets, __VA_ARGS__);            \
   [[maybe_unused]] static const bool keel_conformance_linked_##prefix = (ForceLink(), true); \
   }                                                                                          \
   static_assert(true, "")

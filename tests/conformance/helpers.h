@@ -85,6 +85,8 @@ void LinkFollowTests();
 void LinkOverflowTests();
 void LinkCloseTests();
 void LinkRetentionTests();
+void LinkGroupTests();
+void LinkProcessTests();
 
 }  // namespace keel::conformance
 

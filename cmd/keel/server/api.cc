@@ -3,6 +3,7 @@
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "cmd/keel/server/api_helpers.h"
+#include "cmd/keel/server/groups_api.h"
 #include "cmd/keel/server/http_errors.h"
 #include "cmd/keel/server/json_codec.h"
 #include "cmd/keel/server/policy_json.h"
@@ -57,7 +58,7 @@ HttpResponse Api::Route(const HttpRequest& request) {
     if (method != "GET") return MethodNotAllowed("GET");
     if (s[0] == "healthz") return JsonResponse(200, "{\"status\":\"ok\"}");
     if (s[0] == "readyz") return Ready();
-    HttpResponse response = JsonResponse(200, metrics_.Render());
+    HttpResponse response = JsonResponse(200, metrics_.Render() + GroupLagMetrics(bus_));
     response.content_type = "text/plain; version=0.0.4";
     return response;
   }
@@ -78,6 +79,8 @@ HttpResponse Api::Route(const HttpRequest& request) {
     return MethodNotAllowed("GET, POST");
   }
   if (s.size() == 4 && s[3] == "sse") return MethodNotAllowed("GET");  // GET is streamed.
+  if (s[3] == "groups") return RouteGroups(bus_, stream, request);
+  if (s[3] == "dead-letters") return RouteDeadLetters(bus_, stream, request);
   return ErrorResponse(404, "not_found", absl::StrCat("no route for ", request.path));
 }
 

@@ -10,8 +10,10 @@ std::vector<std::unique_ptr<Command>> BuiltinCommands() {
   std::vector<std::unique_ptr<Command>> commands;
   commands.push_back(NewBenchCommand());
   commands.push_back(NewDaemonCommand());
+  commands.push_back(NewDeadLettersCommand());
   commands.push_back(NewDeclareCommand());
   commands.push_back(NewDriversCommand());
+  commands.push_back(NewGroupCommand());
   commands.push_back(NewPublishCommand());
   commands.push_back(NewReplayCommand());
   commands.push_back(NewSelftestCommand());

@@ -44,8 +44,10 @@ std::vector<std::unique_ptr<Command>> BuiltinCommands();
 
 std::unique_ptr<Command> NewBenchCommand();  // cmd/keel/bench/
 std::unique_ptr<Command> NewDaemonCommand();
+std::unique_ptr<Command> NewDeadLettersCommand();  // over HTTP
 std::unique_ptr<Command> NewDeclareCommand();  // over HTTP
 std::unique_ptr<Command> NewDriversCommand();
+std::unique_ptr<Command> NewGroupCommand();  // over HTTP
 std::unique_ptr<Command> NewPublishCommand();  // cmd/keel/client/ over HTTP
 std::unique_ptr<Command> NewReplayCommand();
 std::unique_ptr<Command> NewVersionCommand();

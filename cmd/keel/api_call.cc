@@ -1,0 +1,46 @@
+#include "cmd/keel/api_call.h"
+
+#include <ostream>
+
+#include <boost/json.hpp>
+
+#include "absl/strings/str_cat.h"
+#include "cmd/keel/client/errors.h"
+#include "cmd/keel/client/http_client.h"
+#include "cmd/keel/client/raw_json.h"
+
+namespace keel::cli {
+
+int RunApiCall(const ApiCall& call, CommandIo& io) {
+  absl::StatusOr<client::ServerAddress> server = client::ParseServerAddress(call.server);
+  if (!server.ok()) {
+    io.err << call.command << ": " << server.status().message() << "\n";
+    return kExitUsage;
+  }
+  client::HttpClient http(server->host, server->port);
+  absl::StatusOr<client::ClientResponse> response =
+      call.method == "POST" ? http.PostJson(call.target, call.body) : http.Get(call.target);
+  absl::Status status = response.ok() ? client::ErrorFromResponse(*response) : response.status();
+  std::optional<absl::string_view> lines;
+  if (status.ok()) {
+    boost::system::error_code ec;
+    boost::json::value root = boost::json::parse(response->body, ec);
+    if (!call.lines_of.empty() && !ec) lines = client::RawMember(response->body, call.lines_of);
+    if (ec || !root.is_object() || (!call.lines_of.empty() && !lines)) {
+      status = absl::InternalError(
+          absl::StrCat("unexpected answer from the daemon: ", response->body.substr(0, 200)));
+    }
+  }
+  if (!status.ok()) {
+    io.err << call.command << ": " << client::DescribeError(status) << "\n";
+    return kExitFailure;
+  }
+  if (!lines) {
+    io.out << response->body << "\n";
+    return kExitOk;
+  }
+  for (absl::string_view element : client::RawElements(*lines)) io.out << element << "\n";
+  return kExitOk;
+}
+
+}  // namespace keel::cli

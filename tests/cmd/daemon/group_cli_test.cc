@@ -1,0 +1,140 @@
+// `keel group` and `keel dead-letters` through keel::cli::Main against an
+// in-process daemon.
+#include <sstream>
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_split.h"
+#include "cmd/keel/cli.h"
+#include "cmd/keel/command.h"
+#include "core/group_processor.h"
+#include "tests/cmd/daemon/daemon_fixture.h"
+#include "tests/testing/status_matchers.h"
+
+namespace keel::daemon_test {
+namespace {
+
+using ::testing::HasSubstr;
+
+struct Result {
+  int code = -1;
+  std::string out;
+  std::string err;
+  // stdout as JSON objects, one a line.
+  std::vector<json::object> Lines() const {
+    std::vector<json::object> objects;
+    for (absl::string_view line : absl::StrSplit(out, '\n', absl::SkipEmpty())) {
+      boost::system::error_code ec;
+      json::value value = json::parse(std::string(line), ec);
+      EXPECT_FALSE(ec) << "not a JSON line: " << line;
+      if (!ec && value.is_object()) objects.push_back(value.as_object());
+    }
+    return objects;
+  }
+};
+
+Result RunKeel(std::vector<std::string> args) {
+  args.insert(args.begin(), "keel");
+  std::vector<const char*> argv;
+  for (const std::string& arg : args) argv.push_back(arg.c_str());
+  argv.push_back(nullptr);
+  std::ostringstream out, err;
+  Result result;
+  result.code = cli::Main(static_cast<int>(args.size()), argv.data(), out, err);
+  result.out = out.str();
+  result.err = err.str();
+  return result;
+}
+
+class GroupCliTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    ASSERT_OK(daemon_.Start());
+    http_ = daemon_.NewClient();
+    for (int i = 0; i < 3; ++i) ASSERT_OK(Publish(*http_, "orders", "t", absl::StrCat(i)).status());
+  }
+
+  Result Group(std::vector<std::string> args) {
+    std::vector<std::string> all = {"group"};
+    all.insert(all.end(), args.begin(), args.end());
+    for (const std::string& extra : {"--server", daemon_.address().c_str(), "--stream", "orders"}) {
+      all.push_back(extra);
+    }
+    return RunKeel(all);
+  }
+
+  InProcessDaemon daemon_;
+  std::unique_ptr<client::HttpClient> http_;
+};
+
+TEST_F(GroupCliTest, ConsumeCommitShowListAndSeek) {
+  Result consumed = Group({"consume", "--group", "billing", "--limit", "2", "--lease-ms", "60000"});
+  ASSERT_EQ(consumed.code, cli::kExitOk) << consumed.err;
+  ASSERT_EQ(consumed.Lines().size(), 1u);
+  json::object page = consumed.Lines()[0];
+  ASSERT_EQ(page.at("events").as_array().size(), 2u);
+  const std::string cursor(page.at("lease").at("to").as_string());
+  const std::string token = absl::StrCat(page.at("lease").at("token").to_number<uint64_t>());
+
+  Result committed = Group({"commit", "--group", "billing", "--cursor", cursor, "--token", token});
+  ASSERT_EQ(committed.code, cli::kExitOk) << committed.err;
+  EXPECT_EQ(committed.Lines()[0].at("committedSequence").to_number<uint64_t>(), 2u);
+
+  Result stale = Group({"commit", "--group", "billing", "--cursor", cursor, "--token", "999"});
+  EXPECT_EQ(stale.code, cli::kExitFailure);
+  EXPECT_THAT(stale.err, HasSubstr("conflict"));
+
+  Result shown = Group({"show", "--group", "billing"});
+  ASSERT_EQ(shown.code, cli::kExitOk) << shown.err;
+  EXPECT_EQ(shown.Lines()[0].at("lag").to_number<uint64_t>(), 1u);
+
+  ASSERT_EQ(Group({"seek", "--group", "audit", "--to", "latest"}).code, cli::kExitOk);
+  Result listed = Group({"list"});
+  ASSERT_EQ(listed.code, cli::kExitOk) << listed.err;
+  ASSERT_EQ(listed.Lines().size(), 2u);
+  EXPECT_EQ(listed.Lines()[0].at("group").as_string(), "audit");
+  EXPECT_EQ(listed.Lines()[1].at("group").as_string(), "billing");
+}
+
+TEST_F(GroupCliTest, UsageErrors) {
+  EXPECT_EQ(Group({"explode", "--group", "g"}).code, cli::kExitUsage);
+  EXPECT_EQ(Group({"show"}).code, cli::kExitUsage);
+  EXPECT_EQ(Group({"commit", "--group", "g"}).code, cli::kExitUsage);
+  EXPECT_EQ(Group({"seek", "--group", "g"}).code, cli::kExitUsage);
+}
+
+TEST_F(GroupCliTest, DeadLettersListShowAndRepublish) {
+  ProcessOptions options;
+  options.max_attempts = 1;
+  ASSERT_OK(ProcessOnce(daemon_.bus(), "orders", "g",
+                        [](const Event& event) {
+                          return event.sequence == 2 ? absl::InternalError("bad order")
+                                                     : absl::OkStatus();
+                        },
+                        options)
+                .status());
+  const std::vector<std::string> common = {"--server", daemon_.address(), "--stream", "orders"};
+  auto run = [&](std::vector<std::string> args) {
+    args.insert(args.begin(), "dead-letters");
+    args.insert(args.end(), common.begin(), common.end());
+    return RunKeel(args);
+  };
+  Result listed = run({"list"});
+  ASSERT_EQ(listed.code, cli::kExitOk) << listed.err;
+  ASSERT_EQ(listed.Lines().size(), 1u);
+  EXPECT_EQ(listed.Lines()[0].at("reason").as_string(), "bad order");
+  EXPECT_EQ(listed.Lines()[0].at("sourceSequence").to_number<uint64_t>(), 2u);
+  Result shown = run({"show", "--sequence", "1"});
+  ASSERT_EQ(shown.code, cli::kExitOk) << shown.err;
+  EXPECT_EQ(shown.Lines()[0].at("attempts").to_number<int>(), 1);
+  Result republished = run({"republish", "--sequence", "1"});
+  ASSERT_EQ(republished.code, cli::kExitOk) << republished.err;
+  EXPECT_EQ(republished.Lines()[0].at("sequence").to_number<uint64_t>(), 4u);
+  EXPECT_EQ(run({"show", "--sequence", "5"}).code, cli::kExitFailure);
+  EXPECT_EQ(run({"show"}).code, cli::kExitUsage);
+}
+
+}  // namespace
+}  // namespace keel::daemon_test

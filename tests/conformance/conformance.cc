@@ -48,7 +48,9 @@ void ForceLink() {
   LinkPolicyTests();
   LinkRetentionPolicyTests();
   LinkGroupTests();
+  LinkGroupRaceTests();
   LinkProcessTests();
+  LinkGroupRetentionTests();
 }
 
 std::vector<Target> AllTargets(std::vector<Target> targets) { return targets; }

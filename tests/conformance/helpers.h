@@ -86,7 +86,9 @@ void LinkOverflowTests();
 void LinkCloseTests();
 void LinkRetentionTests();
 void LinkGroupTests();
+void LinkGroupRaceTests();
 void LinkProcessTests();
+void LinkGroupRetentionTests();
 
 }  // namespace keel::conformance
 

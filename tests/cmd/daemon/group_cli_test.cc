@@ -57,12 +57,10 @@ class GroupCliTest : public ::testing::Test {
   }
 
   Result Group(std::vector<std::string> args) {
-    std::vector<std::string> all = {"group"};
-    all.insert(all.end(), args.begin(), args.end());
-    for (const std::string& extra : {"--server", daemon_.address().c_str(), "--stream", "orders"}) {
-      all.push_back(extra);
-    }
-    return RunKeel(all);
+    args.insert(args.begin(), "group");
+    const std::vector<std::string> common = {"--server", daemon_.address(), "--stream", "orders"};
+    args.insert(args.end(), common.begin(), common.end());
+    return RunKeel(std::move(args));
   }
 
   InProcessDaemon daemon_;

@@ -40,6 +40,12 @@ absl::StatusOr<HttpRequest> Convert(http::request<http::string_body>& raw) {
   return request;
 }
 
+bool IsPublish(const HttpRequest& request) {
+  const std::vector<std::string>& s = request.segments;
+  return request.method == "POST" && s.size() == 4 && s[0] == "v1" && s[1] == "streams" &&
+         s[3] == "events";
+}
+
 class HttpSession : public std::enable_shared_from_this<HttpSession> {
  public:
   HttpSession(net::ip::tcp::socket socket, std::shared_ptr<ServerState> state)
@@ -83,9 +89,13 @@ class HttpSession : public std::enable_shared_from_this<HttpSession> {
     Dispatch(*std::move(request));
   }
 
-  // Runs the handler on the blocking pool, then writes on the strand.
+  // Runs the handler on the blocking pool, then writes on the strand; a
+  // publish that cannot wait for a disk runs here at once.
   void Dispatch(HttpRequest request) {
     state_->requests_in_flight.fetch_add(1);
+    if (state_->options.inline_publishes && IsPublish(request)) {
+      return DoWrite(state_->api.Handle(request), /*counted=*/true);
+    }
     net::post(state_->blocking, [self = shared_from_this(), request = std::move(request)] {
       HttpResponse response = self->state_->api.Handle(request);
       net::post(self->stream_.get_executor(), [self, response = std::move(response)]() mutable {

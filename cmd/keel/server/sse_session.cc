@@ -1,4 +1,5 @@
-// One SSE connection: drains its Subscription into the socket.
+// One SSE connection: drains its Subscription into the socket. Runs on the
+// server's SSE threads, apart from request/response handling.
 //
 // One write in flight. Events that arrive while a write is in flight stay in
 // the subscription's bounded queue and leave together in the next write, so
@@ -23,7 +24,9 @@
 // written and at most one batch read ahead; a slow client's subscription
 // falls back to catch-up reads, so nothing is lost. A read on the socket only
 // detects that the client went away.
+#include <boost/asio/dispatch.hpp>
 #include <boost/asio/post.hpp>
+#include <boost/asio/strand.hpp>
 #include <boost/asio/steady_timer.hpp>
 #include <boost/beast/core.hpp>
 
@@ -68,6 +71,8 @@ class SseSession : public std::enable_shared_from_this<SseSession> {
     state_->api.metrics().SseClosed();
     state_->sse_sessions.fetch_sub(1);
   }
+
+  net::any_io_executor executor() { return stream_.get_executor(); }
 
   void Start() {
     stream_.expires_never();
@@ -255,11 +260,19 @@ class SseSession : public std::enable_shared_from_this<SseSession> {
 
 }  // namespace
 
+// Moves the connection from the request/response threads to the SSE
+// threads: nothing is pending on it between the request and the response.
 void StartSseSession(beast::tcp_stream stream, std::unique_ptr<Subscription> subscription,
                      std::shared_ptr<ServerState> state) {
-  auto session = std::make_shared<SseSession>(std::move(stream), std::move(subscription),
-                                              std::move(state));
-  session->Start();
+  beast::error_code ec;
+  net::ip::tcp::socket& from = stream.socket();
+  const net::ip::tcp protocol = from.local_endpoint(ec).protocol();
+  if (ec) return;  // The client already went away.
+  net::ip::tcp::socket socket(net::make_strand(*state->sse_io), protocol, from.release(ec));
+  if (ec) return;
+  auto session = std::make_shared<SseSession>(beast::tcp_stream(std::move(socket)),
+                                              std::move(subscription), std::move(state));
+  net::dispatch(session->executor(), [session] { session->Start(); });
 }
 
 }  // namespace keel::server

@@ -49,9 +49,9 @@ struct ServerOptions {
   // Events per SSE poll: a write carries up to this many (plus, while
   // catching up, one page read ahead).
   size_t sse_batch = 256;
-  // Handle publishes on the I/O thread instead of the blocking pool: for a
-  // bus whose publishes never wait for a disk (memory store, sync=none),
-  // where the two thread hops cost more than the publish itself.
+  // Handle single-event publishes on the I/O thread instead of the blocking
+  // pool: for a bus whose publishes never wait for a disk (memory store,
+  // sync=none), where the two thread hops cost more than the publish.
   bool inline_publishes = false;
   std::string cors_origin = "*";  // Access-Control-Allow-Origin; empty = none.
   absl::Duration trim_interval = absl::Seconds(1);  // How often to look for retention work.

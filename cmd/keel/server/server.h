@@ -49,6 +49,11 @@ struct ServerOptions {
   // Events per SSE poll: a write carries up to this many (plus, while
   // catching up, one page read ahead).
   size_t sse_batch = 256;
+  // Events all SSE sessions together may hold as frames (a batch being
+  // written and one read ahead each): with many connections a poll takes
+  // fewer than `sse_batch` (at least 16), so that thousands of lagging
+  // sessions catching up from the store do not each buffer two full pages.
+  size_t sse_buffer_events = 1'000'000;
   // Handle single-event publishes on the I/O thread instead of the blocking
   // pool: for a bus whose publishes never wait for a disk (memory store,
   // sync=none), where the two thread hops cost more than the publish.

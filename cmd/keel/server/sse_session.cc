@@ -24,6 +24,8 @@
 // written and at most one batch read ahead; a slow client's subscription
 // falls back to catch-up reads, so nothing is lost. A read on the socket only
 // detects that the client went away.
+#include <algorithm>
+
 #include <boost/asio/dispatch.hpp>
 #include <boost/asio/post.hpp>
 #include <boost/asio/strand.hpp>
@@ -134,7 +136,7 @@ class SseSession : public std::enable_shared_from_this<SseSession> {
   Batch PollBatch(bool use_cache) {
     Batch batch;
     const uint64_t reads_before = subscription_->catch_up_reads();
-    absl::StatusOr<std::vector<EventPtr>> events = subscription_->Poll(state_->options.sse_batch);
+    absl::StatusOr<std::vector<EventPtr>> events = subscription_->Poll(PollSize());
     const uint64_t reads = subscription_->catch_up_reads() - reads_before;
     state_->api.metrics().CountCatchUpReads(reads);
     batch.read_store = reads > 0;
@@ -155,6 +157,14 @@ class SseSession : public std::enable_shared_from_this<SseSession> {
     }
     batch.events = events->size();
     return batch;
+  }
+
+  // The server-wide frame budget shared by the open sessions (two batches
+  // each): at least 16 events, at most sse_batch.
+  size_t PollSize() const {
+    const size_t sessions = std::max(1, state_->sse_sessions.load());
+    const size_t share = state_->options.sse_buffer_events / (2 * sessions);
+    return std::min(state_->options.sse_batch, std::max<size_t>(share, 16));
   }
 
   void Deliver(Batch batch) {

@@ -4,6 +4,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "core/errors.h"
+#include "core/fanout_dispatcher.h"
 #include "core/fanout_hub.h"
 #include "core/publish_validation.h"
 #include "core/status_macros.h"
@@ -85,6 +86,16 @@ void FanOutHub::Deliver(absl::string_view stream, absl::Span<const EventPtr> eve
   for (const auto& state : it->second) state->Offer(events);
 }
 
+bool FanOutHub::DeliverIfAtMost(absl::string_view stream, absl::Span<const EventPtr> events,
+                                size_t max_subscribers) {
+  ReaderMutexLock lock(&subs_mu_);
+  auto it = subs_.find(stream);
+  if (it == subs_.end()) return true;
+  if (it->second.size() > max_subscribers) return false;
+  for (const auto& state : it->second) state->Offer(events);
+  return true;
+}
+
 bool FanOutHub::HasSubscribers(absl::string_view stream) const {
   ReaderMutexLock lock(&subs_mu_);
   return subs_.contains(stream);
@@ -109,8 +120,10 @@ void FanOutHub::Detach() {
 
 // ---- FanOut ----
 
-FanOut::FanOut(Replayer* replayer, Clock* clock)
-    : hub_(std::make_shared<FanOutHub>(replayer, clock)) {}
+FanOut::FanOut(Replayer* replayer, Clock* clock, FanOutOptions options)
+    : options_(options),
+      hub_(std::make_shared<FanOutHub>(replayer, clock)),
+      dispatcher_(std::make_unique<FanOutDispatcher>(hub_, options.max_backlog)) {}
 
 FanOut::~FanOut() {
   CloseAll();
@@ -143,24 +156,38 @@ absl::StatusOr<std::unique_ptr<Subscription>> FanOut::Subscribe(const SubscribeO
   return handle;
 }
 
+// Inline only while nothing of the stream waits for the delivery thread, so
+// that the stream stays in order.
 void FanOut::Deliver(absl::string_view stream, absl::Span<const EventPtr> events) {
-  hub_->Deliver(stream, events);
+  if (!dispatcher_->Busy(stream) &&
+      hub_->DeliverIfAtMost(stream, events, options_.inline_subscribers)) {
+    return;
+  }
+  dispatcher_->Enqueue(stream, events);
 }
 
 void FanOut::Deliver(absl::string_view stream, absl::Span<const Event> events) {
-  if (!hub_->HasSubscribers(stream)) return;
+  if (!hub_->HasSubscribers(stream) && !dispatcher_->Busy(stream)) return;
   std::vector<EventPtr> shared;
   shared.reserve(events.size());
   for (const Event& event : events) shared.push_back(std::make_shared<Event>(event));
-  hub_->Deliver(stream, shared);
+  Deliver(stream, absl::MakeConstSpan(shared));
 }
 
 bool FanOut::HasSubscribers(absl::string_view stream) const {
   return hub_->HasSubscribers(stream);
 }
 
-void FanOut::CloseAll() { hub_->CloseAll(); }
+// Close drains: what the delivery thread still holds reaches the queues
+// before the subscriptions close.
+void FanOut::CloseAll() {
+  dispatcher_->Flush();
+  hub_->CloseAll();
+}
 
-void FanOut::Detach() { hub_->Detach(); }
+void FanOut::Detach() {
+  dispatcher_->Stop();
+  hub_->Detach();
+}
 
 }  // namespace keel

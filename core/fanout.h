@@ -7,7 +7,16 @@
 // follow-from-a-cursor through the driver's Replayer), so drivers only store
 // and read.
 //
-// Closing: CloseAll() ends every subscription after its queued events;
+// Delivery: a stream with few subscribers is offered on the calling thread,
+// before Deliver returns. A stream with more than
+// `FanOutOptions::inline_subscribers` is handed to the FanOut's delivery
+// thread (core/fanout_dispatcher.h), so that a publish costs O(batch) however
+// many subscribers there are; its subscribers may then see an event after
+// the publish returned. Either way a stream is offered in sequence order,
+// and only events the driver already stored.
+//
+// Closing: CloseAll() first offers everything handed to the delivery thread,
+// then ends every subscription after its queued events;
 // Detach() additionally waits for in-flight catch-up reads and forbids new
 // ones, and must be called before the Replayer is destroyed (the destructor
 // does both).
@@ -26,13 +35,22 @@
 
 namespace keel {
 
+class FanOutDispatcher;
 class FanOutHub;
+
+struct FanOutOptions {
+  // Streams with more subscribers than this are offered on the delivery
+  // thread; 0 hands every delivery there.
+  size_t inline_subscribers = 32;
+  // Events waiting for the delivery thread before Deliver waits for room.
+  size_t max_backlog = 1 << 16;
+};
 
 class FanOut {
  public:
   // `replayer` may be null when the driver keeps no history; subscriptions
   // then start at `latest` and kCatchUp degrades to kDropOldest.
-  FanOut(Replayer* replayer, Clock* clock);
+  FanOut(Replayer* replayer, Clock* clock, FanOutOptions options = {});
   ~FanOut();
   FanOut(const FanOut&) = delete;
   FanOut& operator=(const FanOut&) = delete;
@@ -51,7 +69,9 @@ class FanOut {
   void Detach();
 
  private:
+  const FanOutOptions options_;
   std::shared_ptr<FanOutHub> hub_;
+  std::unique_ptr<FanOutDispatcher> dispatcher_;
 };
 
 }  // namespace keel

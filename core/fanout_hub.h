@@ -39,6 +39,9 @@ class FanOutHub {
   absl::Status Add(const std::shared_ptr<SubscriptionState>& state);
   void Remove(const SubscriptionState* state);
   void Deliver(absl::string_view stream, absl::Span<const EventPtr> events);
+  // Delivers unless the stream has more than `max_subscribers`; false then.
+  bool DeliverIfAtMost(absl::string_view stream, absl::Span<const EventPtr> events,
+                       size_t max_subscribers);
   bool HasSubscribers(absl::string_view stream) const;
   void CloseAll();
   void Detach();

@@ -21,7 +21,9 @@
 //
 // Thread safety: Poll/Next/Cancel may be called from one reader thread at a
 // time; SetWakeup may be called any time. Wakeup callbacks run on publishing
-// threads and must be cheap and must not call back into the subscription.
+// threads or on the FanOut's delivery thread (streams with many subscribers,
+// core/fanout.h) and must be cheap and must not call back into the
+// subscription.
 #ifndef KEEL_CORE_SUBSCRIPTION_H_
 #define KEEL_CORE_SUBSCRIPTION_H_
 

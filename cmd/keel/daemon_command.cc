@@ -46,12 +46,27 @@ absl::StatusOr<Config> BusConfig(const po::variables_map& vars) {
   return config;
 }
 
-absl::StatusOr<server::ServerOptions> ServerOptionsFrom(const po::variables_map& vars) {
+// True when a publish may wait for a disk (an fsync with sync=always or
+// interval), or for a driver we know nothing about: it then runs on the
+// blocking pool. With sync=none a LevelDB write can still stall briefly
+// under compaction; that is accepted for the two thread hops it saves.
+bool PublishesMayWaitForDisk(const po::variables_map& vars, const Config& config) {
+  const std::string driver = vars["driver"].as<std::string>();
+  if (driver == "memory") return false;
+  if (driver != "durable") return true;
+  if (!config.Has("store") || config.GetString("store", "") == "memory") return false;
+  return config.GetString("sync", "") != "none";
+}
+
+absl::StatusOr<server::ServerOptions> ServerOptionsFrom(const po::variables_map& vars,
+                                                        const Config& config) {
   server::ServerOptions options;
+  options.inline_publishes = !PublishesMayWaitForDisk(vars, config);
   KEEL_ASSIGN_OR_RETURN(auto listen, ParseListen(vars["listen"].as<std::string>()));
   options.host = listen.first;
   options.port = listen.second;
   options.io_threads = vars["io-threads"].as<int>();
+  options.sse_threads = vars["sse-threads"].as<int>();
   options.blocking_threads = vars["blocking-threads"].as<int>();
   options.body_limit = vars["body-limit"].as<size_t>();
   options.cors_origin = vars["cors-origin"].as<std::string>();
@@ -67,8 +82,9 @@ absl::StatusOr<server::ServerOptions> ServerOptionsFrom(const po::variables_map&
   durations.Set("trim-interval", vars["trim-interval"].as<std::string>());
   KEEL_ASSIGN_OR_RETURN(options.trim_interval,
                         durations.GetDuration("trim-interval", options.trim_interval));
-  if (options.io_threads < 1 || options.blocking_threads < 1) {
-    return absl::InvalidArgumentError("--io-threads and --blocking-threads must be >= 1");
+  if (options.io_threads < 1 || options.blocking_threads < 1 || options.sse_threads < 1) {
+    return absl::InvalidArgumentError(
+        "--io-threads, --sse-threads and --blocking-threads must be >= 1");
   }
   return options;
 }
@@ -123,7 +139,8 @@ class DaemonCommand : public Command {
          "state store of the durable driver (leveldb, memory; 'none' runs degraded on memory)")
         ("sync", po::value<std::string>()->default_value("always"),
          "durable sync mode: always (ack = fsynced), interval, none")
-        ("io-threads", po::value<int>()->default_value(2), "threads serving sockets")
+        ("io-threads", po::value<int>()->default_value(2), "threads serving requests and responses")
+        ("sse-threads", po::value<int>()->default_value(2), "threads serving SSE connections")
         ("blocking-threads", po::value<int>()->default_value(64),
          "threads running publishes and store reads (bounds concurrent group-commit members)")
         ("body-limit", po::value<size_t>()->default_value(1 << 20), "max request body bytes")
@@ -157,7 +174,8 @@ class DaemonCommand : public Command {
   int Run(const po::variables_map& vars, CommandIo& io) const override {
     spdlog::set_level(spdlog::level::from_str(vars["log-level"].as<std::string>()));
     absl::StatusOr<Config> config = BusConfig(vars);
-    absl::StatusOr<server::ServerOptions> options = ServerOptionsFrom(vars);
+    absl::StatusOr<server::ServerOptions> options =
+        config.ok() ? ServerOptionsFrom(vars, *config) : config.status();
     Config timeouts{{"t", vars["shutdown-timeout"].as<std::string>()}};
     absl::StatusOr<absl::Duration> grace = timeouts.GetDuration("t", absl::Seconds(10));
     absl::StatusOr<std::vector<StreamDeclaration>> declarations = DeclarationsFrom(vars);

@@ -21,6 +21,7 @@ void LinkFollowTests() {}
 
 namespace {
 
+using ::keel::testing::HasErrorKind;
 using ::testing::ElementsAre;
 using ::testing::IsEmpty;
 
@@ -219,6 +220,47 @@ TEST_P(FollowConformanceTest, SeamIsExactWithTinyQueueAndPagesWhilePublishing) {
   options.queue_capacity = 4;
   options.catch_up_page = 8;
   ExpectExactSeam(bus(), options, 30);
+}
+
+// A stream with many followers is fanned out off the publishing thread
+// (core/fanout.h): still every event, once, in order, for each of them,
+// while two publishers keep writing.
+TEST_P(FollowConformanceTest, ManyFollowersEachGetEveryEventOnceInOrder) {
+  constexpr int kFollowers = 64;
+  constexpr int kPerPublisher = 100;
+  ASSERT_OK(PublishN(bus(), "crowd", 10));
+  std::vector<std::unique_ptr<Subscription>> followers;
+  for (int i = 0; i < kFollowers; ++i) {
+    ASSERT_OK_AND_ASSIGN(auto follower, bus().Follow("crowd", Position::Earliest()));
+    followers.push_back(std::move(follower));
+  }
+  std::vector<std::thread> publishers;
+  for (int p = 0; p < 2; ++p) {
+    publishers.emplace_back([this] { EXPECT_OK(PublishN(bus(), "crowd", kPerPublisher)); });
+  }
+  for (auto& publisher : publishers) publisher.join();
+  for (auto& follower : followers) {
+    ReadResult result = ReadThrough(*follower, 10 + 2 * kPerPublisher);
+    ASSERT_OK(result.status);
+    EXPECT_EQ(Sequences(result.all), Range(1, 10 + 2 * kPerPublisher));
+  }
+}
+
+TEST_P(FollowConformanceTest, CloseDrainsEveryLiveSubscriberOfACrowdedStream) {
+  std::vector<std::unique_ptr<Subscription>> subscribers;
+  SubscribeOptions options;
+  options.stream = "crowd";
+  for (int i = 0; i < 64; ++i) {
+    ASSERT_OK_AND_ASSIGN(auto subscriber, SubscribeLive(bus(), options));
+    subscribers.push_back(std::move(subscriber));
+  }
+  ASSERT_OK(PublishN(bus(), "crowd", 5));
+  ASSERT_OK(bus().Close());
+  for (auto& subscriber : subscribers) {
+    ReadResult rest = ReadToError(*subscriber);
+    EXPECT_EQ(Sequences(rest.events), Range(1, 5)) << "queued or handed off: none lost on Close";
+    EXPECT_THAT(rest.status, HasErrorKind(ErrorKind::kClosed));
+  }
 }
 
 }  // namespace

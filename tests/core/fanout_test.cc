@@ -18,6 +18,7 @@
 #include "absl/container/flat_hash_map.h"
 #include "core/clock.h"
 #include "core/errors.h"
+#include "core/mutex.h"
 #include "core/status_macros.h"
 #include "core/subscription.h"
 #include "tests/testing/status_matchers.h"
@@ -442,6 +443,99 @@ TEST_F(FanOutTest, SubscriptionOutlivingTheFanOutSeesClosed) {
   ASSERT_THAT(subscription, IsOk());
   fanout.reset();
   EXPECT_THAT((*subscription)->Poll(10), HasErrorKind(ErrorKind::kClosed));
+}
+
+// ---- The delivery thread (FanOutOptions::inline_subscribers) ----
+
+// Reads `count` events with Next, as a blocked reader would.
+std::vector<uint64_t> ReadWithNext(Subscription& subscription, size_t count) {
+  std::vector<uint64_t> received;
+  for (int i = 0; i < 1000 && received.size() < count; ++i) {
+    absl::StatusOr<std::vector<EventPtr>> events = subscription.Next(64, absl::Seconds(10));
+    if (!events.ok()) break;
+    for (const EventPtr& event : *events) received.push_back(event->sequence);
+  }
+  return received;
+}
+
+std::vector<uint64_t> OneTo(uint64_t last) {
+  std::vector<uint64_t> out;
+  for (uint64_t s = 1; s <= last; ++s) out.push_back(s);
+  return out;
+}
+
+class DispatchedFanOutTest : public FanOutTest {
+ protected:
+  static FanOutOptions AllDispatched() {
+    FanOutOptions options;
+    options.inline_subscribers = 0;
+    options.max_backlog = 8;  // Small, so publishers also wait for room.
+    return options;
+  }
+  void PublishTo(FanOut& fanout, int count) { fanout.Deliver("s", replayer_.Append("s", count)); }
+
+  FanOut dispatched_{&replayer_, &clock_, AllDispatched()};
+};
+
+TEST_F(DispatchedFanOutTest, EverySubscriberGetsEveryEventOnceInOrder) {
+  ASSERT_OK_AND_ASSIGN(auto live, dispatched_.Subscribe(Options()));
+  ASSERT_OK_AND_ASSIGN(auto follower, dispatched_.Subscribe(Options(Position::Earliest())));
+  SubscribeOptions small = Options();
+  small.queue_capacity = 3;  // Overflows: catches up from the Replayer.
+  ASSERT_OK_AND_ASSIGN(auto slow, dispatched_.Subscribe(small));
+  constexpr int kEvents = 600;
+  std::thread publisher([&] {
+    for (int sent = 0; sent < kEvents; sent += 6) PublishTo(dispatched_, 6);
+  });
+  std::vector<uint64_t> a, b, c;
+  std::thread reader_a([&] { a = ReadWithNext(*live, kEvents); });
+  std::thread reader_b([&] { b = ReadWithNext(*follower, kEvents); });
+  c = ReadWithNext(*slow, kEvents);
+  publisher.join();
+  reader_a.join();
+  reader_b.join();
+  EXPECT_EQ(a, OneTo(kEvents));
+  EXPECT_EQ(b, OneTo(kEvents));
+  EXPECT_EQ(c, OneTo(kEvents));
+}
+
+TEST_F(DispatchedFanOutTest, CloseAllOffersWhatTheDeliveryThreadHoldsFirst) {
+  ASSERT_OK_AND_ASSIGN(auto subscription, dispatched_.Subscribe(Options()));
+  ASSERT_THAT(PollSequences(*subscription), IsEmpty());  // Live from here.
+  PublishTo(dispatched_, 5);
+  dispatched_.CloseAll();
+  EXPECT_THAT(PollSequences(*subscription), ElementsAre(1, 2, 3, 4, 5));
+  EXPECT_THAT(subscription->Poll(10), HasErrorKind(ErrorKind::kClosed));
+}
+
+TEST_F(DispatchedFanOutTest, WakeupIsCalledFromTheDeliveryThread) {
+  ASSERT_OK_AND_ASSIGN(auto subscription, dispatched_.Subscribe(Options()));
+  ASSERT_THAT(PollSequences(*subscription), IsEmpty());
+  Notification woken;
+  subscription->SetWakeup([&] {
+    if (!woken.HasBeenNotified()) woken.Notify();
+  });
+  PublishTo(dispatched_, 1);
+  woken.WaitForNotification();
+  subscription->SetWakeup(nullptr);
+  EXPECT_THAT(PollSequences(*subscription), ElementsAre(1));
+}
+
+// Few subscribers: offered before Deliver returns, as before.
+TEST_F(FanOutTest, StreamsWithFewSubscribersAreOfferedBeforeDeliverReturns) {
+  FanOutOptions options;
+  options.inline_subscribers = 1;
+  FanOut fanout(&replayer_, &clock_, options);
+  ASSERT_OK_AND_ASSIGN(auto first, fanout.Subscribe(Options()));
+  ASSERT_THAT(PollSequences(*first), IsEmpty());
+  fanout.Deliver("s", replayer_.Append("s", 2));
+  EXPECT_THAT(PollSequences(*first), ElementsAre(1, 2));
+  // A second subscriber moves the stream to the delivery thread.
+  ASSERT_OK_AND_ASSIGN(auto second, fanout.Subscribe(Options()));
+  ASSERT_THAT(PollSequences(*second), IsEmpty());
+  fanout.Deliver("s", replayer_.Append("s", 2));
+  EXPECT_THAT(ReadWithNext(*first, 2), ElementsAre(3, 4));
+  EXPECT_THAT(ReadWithNext(*second, 2), ElementsAre(3, 4));
 }
 
 // A driver without history: subscriptions start at `latest`, and kCatchUp

@@ -247,6 +247,7 @@ class InProcessDaemon {
     options.port = 0;
     options.io_threads = o.io_threads;
     options.blocking_threads = o.blocking_threads;
+    options.inline_publishes = sync == "none";  // As `keel daemon` decides.
     server_ = std::make_unique<server::Server>(options, *api_, context.logger);
     return server_->Start();
   }

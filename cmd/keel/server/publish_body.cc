@@ -7,6 +7,7 @@
 #include "absl/strings/escaping.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
+#include "cmd/keel/client/raw_json.h"
 #include "cmd/keel/server/json_codec.h"
 #include "core/errors.h"
 #include "core/status_macros.h"
@@ -39,8 +40,46 @@ absl::Status ParseAttributes(const json::object& object, absl::string_view where
   return absl::OkStatus();
 }
 
+// `raw` (valid JSON) without the whitespace between tokens.
+std::string CompactJson(absl::string_view raw) {
+  std::string out;
+  out.reserve(raw.size());
+  bool in_string = false;
+  for (size_t i = 0; i < raw.size(); ++i) {
+    const char c = raw[i];
+    if (in_string) {
+      out.push_back(c);
+      if (c == '\\' && i + 1 < raw.size()) {
+        out.push_back(raw[++i]);
+      } else if (c == '"') {
+        in_string = false;
+      }
+    } else if (c != ' ' && c != '\t' && c != '\n' && c != '\r') {
+      out.push_back(c);
+      in_string = c == '"';
+    }
+  }
+  return out;
+}
+
+// The data as the client wrote it, compacted, so that numbers keep their
+// spelling (1.50 stays 1.50, big integers stay exact) where a DOM round
+// trip would rewrite them. Falls back to serialising the parsed value when
+// the raw member cannot be matched to it (an escaped or repeated name).
+std::string DataText(const json::value& data, absl::string_view raw_event) {
+  if (std::optional<absl::string_view> raw = client::RawMember(raw_event, "data")) {
+    std::string compact = CompactJson(*raw);
+    boost::system::error_code error;
+    json::value again = json::parse(json::string_view(compact.data(), compact.size()), error);
+    if (!error && again == data) return compact;
+  }
+  return json::serialize(data);
+}
+
 // "data" (any JSON value, stored as JSON) or "dataBase64" + "contentType".
-absl::Status ParseData(const json::object& object, absl::string_view where, Event& event) {
+// `raw_event` is the event's own text (empty when unknown).
+absl::Status ParseData(const json::object& object, absl::string_view raw_event,
+                       absl::string_view where, Event& event) {
   const json::value* data = object.if_contains("data");
   const json::value* base64 = object.if_contains("dataBase64");
   if (data != nullptr && base64 != nullptr) {
@@ -56,7 +95,11 @@ absl::Status ParseData(const json::object& object, absl::string_view where, Even
     return absl::OkStatus();
   }
   event.content_type = kJsonContentType;
-  event.payload = data != nullptr ? json::serialize(*data) : "null";
+  if (data == nullptr) {
+    event.payload = "null";
+  } else {
+    event.payload = DataText(*data, raw_event);
+  }
   return absl::OkStatus();
 }
 
@@ -66,9 +109,10 @@ absl::StatusOr<uint64_t> ParseExpected(const json::value& value, absl::string_vi
   return InvalidArgument(absl::StrCat(where, "expectedLastSequence must be a non-negative integer"));
 }
 
-// Parses event `index` into `body` (its event, partition key and, for a
-// single-event body, the expected last sequence).
-absl::Status ParseEvent(const json::value& value, size_t index, bool in_array, PublishBody& body) {
+// Parses event `index` (whose text is `raw`) into `body` (its event,
+// partition key and, for a single-event body, the expected last sequence).
+absl::Status ParseEvent(const json::value& value, absl::string_view raw, size_t index,
+                        bool in_array, PublishBody& body) {
   const std::string where = in_array ? absl::StrCat("event ", index, ": ") : "";
   if (!value.is_object()) return InvalidArgument(absl::StrCat(where, "an event must be an object"));
   const json::object& object = value.get_object();
@@ -88,7 +132,7 @@ absl::Status ParseEvent(const json::value& value, size_t index, bool in_array, P
   KEEL_ASSIGN_OR_RETURN(std::string key, OptionalString(object, "idempotencyKey", where));
   if (!key.empty()) event.idempotency_key = std::move(key);
   KEEL_RETURN_IF_ERROR(ParseAttributes(object, where, event));
-  KEEL_RETURN_IF_ERROR(ParseData(object, where, event));
+  KEEL_RETURN_IF_ERROR(ParseData(object, raw, where, event));
   KEEL_ASSIGN_OR_RETURN(std::string partition_key, OptionalString(object, "partitionKey", where));
   if (const json::value* expected = object.if_contains("expectedLastSequence")) {
     if (in_array) {
@@ -114,7 +158,7 @@ absl::StatusOr<PublishBody> ParsePublishBody(absl::string_view text,
   PublishBody body;
   body.was_array = root.is_array();
   if (!root.is_array()) {
-    KEEL_RETURN_IF_ERROR(ParseEvent(root, 0, false, body));
+    KEEL_RETURN_IF_ERROR(ParseEvent(root, text, 0, false, body));
     Event& event = body.events.front();
     if (!event.idempotency_key && !header_idempotency_key.empty()) {
       event.idempotency_key = std::string(header_idempotency_key);
@@ -125,9 +169,11 @@ absl::StatusOr<PublishBody> ParsePublishBody(absl::string_view text,
                              "give each event of a batch its own idempotencyKey");
     }
     const json::array& array = root.get_array();
+    std::vector<absl::string_view> raw = client::RawElements(text);
+    if (raw.size() != array.size()) raw.assign(array.size(), absl::string_view());
     body.events.reserve(array.size());
     for (size_t i = 0; i < array.size(); ++i) {
-      KEEL_RETURN_IF_ERROR(ParseEvent(array[i], i, true, body));
+      KEEL_RETURN_IF_ERROR(ParseEvent(array[i], raw[i], i, true, body));
     }
   }
   if (!header_expected.empty()) {

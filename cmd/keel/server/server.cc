@@ -22,10 +22,14 @@ using tcp = net::ip::tcp;
 class Server::Impl {
  public:
   Impl(ServerOptions options, Api& api, std::shared_ptr<Logger> logger)
-      : state_(std::make_shared<ServerState>(std::move(options), api, std::move(logger))),
+      : sse_ioc_(options.sse_threads),
+        state_(std::make_shared<ServerState>(std::move(options), api, std::move(logger))),
         ioc_(state_->options.io_threads),
         work_(net::make_work_guard(ioc_)),
-        acceptor_(net::make_strand(ioc_)) {}
+        sse_work_(net::make_work_guard(sse_ioc_)),
+        acceptor_(net::make_strand(ioc_)) {
+    state_->sse_io = &sse_ioc_;
+  }
 
   ~Impl() {
     if (!threads_.empty()) Stop(absl::ZeroDuration());
@@ -46,6 +50,9 @@ class Server::Impl {
     DoAccept();
     StartTrimmer(ioc_, state_);
     for (int i = 0; i < state_->options.io_threads; ++i) threads_.emplace_back([this] { ioc_.run(); });
+    for (int i = 0; i < state_->options.sse_threads; ++i) {
+      threads_.emplace_back([this] { sse_ioc_.run(); });
+    }
     return absl::OkStatus();
   }
 
@@ -69,7 +76,9 @@ class Server::Impl {
                                         " SSE sessions still open at shutdown; dropping them"));
     }
     work_.reset();
+    sse_work_.reset();
     ioc_.stop();
+    sse_ioc_.stop();
     for (std::thread& thread : threads_) thread.join();
     threads_.clear();
     state_->blocking.join();
@@ -103,11 +112,15 @@ class Server::Impl {
     });
   }
 
+  // First member, so it is destroyed last: SSE sessions still queued on it
+  // at shutdown hold the state.
+  net::io_context sse_ioc_;
   std::shared_ptr<ServerState> state_;
   net::io_context ioc_;
   // Keeps the I/O threads running while no socket operation is pending, e.g.
   // when the only requests wait on the blocking pool after accepting stopped.
   net::executor_work_guard<net::io_context::executor_type> work_;
+  net::executor_work_guard<net::io_context::executor_type> sse_work_;  // Idle SSE threads stay.
   tcp::acceptor acceptor_;
   uint16_t port_ = 0;
   std::vector<std::thread> threads_;

@@ -1,7 +1,9 @@
 // Server: the daemon's HTTP/1.1 + SSE front end on Boost.Beast.
 //
-// I/O threads run the sessions (one strand per connection, one write in
-// flight, bounded buffers); handlers that may block — publishes waiting for
+// I/O threads run the request/response sessions (one strand per connection,
+// one write in flight, bounded buffers). SSE sessions run on I/O threads of
+// their own (`sse_threads`), so that a publish's response never waits in
+// the same queue as the fan-out of thousands of SSE writes. Handlers that may block — publishes waiting for
 // their group commit and fsync, store reads — run on a separate blocking
 // pool so that slow disks never stall the I/O threads. SSE connections are
 // long-lived sessions fed by a Subscription (core/subscription.h): a slow
@@ -34,6 +36,7 @@ struct ServerOptions {
   std::string host = "127.0.0.1";
   uint16_t port = 8080;  // 0 picks a free port (see Server::port()).
   int io_threads = 2;
+  int sse_threads = 2;  // I/O threads serving SSE connections only.
   int blocking_threads = 64;
   size_t body_limit = 1 << 20;
   size_t header_limit = 16 << 10;
@@ -46,6 +49,15 @@ struct ServerOptions {
   // Events per SSE poll: a write carries up to this many (plus, while
   // catching up, one page read ahead).
   size_t sse_batch = 256;
+  // Events all SSE sessions together may hold as frames (a batch being
+  // written and one read ahead each): with many connections a poll takes
+  // fewer than `sse_batch` (at least 16), so that thousands of lagging
+  // sessions catching up from the store do not each buffer two full pages.
+  size_t sse_buffer_events = 1'000'000;
+  // Handle single-event publishes on the I/O thread instead of the blocking
+  // pool: for a bus whose publishes never wait for a disk (memory store,
+  // sync=none), where the two thread hops cost more than the publish.
+  bool inline_publishes = false;
   std::string cors_origin = "*";  // Access-Control-Allow-Origin; empty = none.
   absl::Duration trim_interval = absl::Seconds(1);  // How often to look for retention work.
   size_t trim_budget = 10'000;                       // Records per Trim call.

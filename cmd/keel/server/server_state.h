@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <memory>
 
+#include <boost/asio/io_context.hpp>
 #include <boost/asio/thread_pool.hpp>
 
 #include "cmd/keel/server/api.h"
@@ -28,6 +29,8 @@ struct ServerState {
   Api& api;
   const std::shared_ptr<Logger> logger;
   boost::asio::thread_pool blocking;
+  // SSE sessions move here once subscribed; owned and run by the Server.
+  boost::asio::io_context* sse_io = nullptr;
   std::atomic<bool> draining{false};
   std::atomic<int> requests_in_flight{0};
   std::atomic<int> sse_sessions{0};

@@ -16,7 +16,8 @@ namespace keel::server {
 
 void StartHttpSession(boost::asio::ip::tcp::socket socket, std::shared_ptr<ServerState> state);
 
-// Takes over `stream` (its executor is the connection's strand) and streams
+// Takes over the connection of `stream`, moves it to a strand of the SSE
+// threads (ServerState::sse_io) and streams
 // `subscription` as text/event-stream.
 void StartSseSession(boost::beast::tcp_stream stream, std::unique_ptr<Subscription> subscription,
                      std::shared_ptr<ServerState> state);

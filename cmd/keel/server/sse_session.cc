@@ -1,4 +1,5 @@
-// One SSE connection: drains its Subscription into the socket.
+// One SSE connection: drains its Subscription into the socket. Runs on the
+// server's SSE threads, apart from request/response handling.
 //
 // One write in flight. Events that arrive while a write is in flight stay in
 // the subscription's bounded queue and leave together in the next write, so
@@ -23,7 +24,11 @@
 // written and at most one batch read ahead; a slow client's subscription
 // falls back to catch-up reads, so nothing is lost. A read on the socket only
 // detects that the client went away.
+#include <algorithm>
+
+#include <boost/asio/dispatch.hpp>
 #include <boost/asio/post.hpp>
+#include <boost/asio/strand.hpp>
 #include <boost/asio/steady_timer.hpp>
 #include <boost/beast/core.hpp>
 
@@ -68,6 +73,8 @@ class SseSession : public std::enable_shared_from_this<SseSession> {
     state_->api.metrics().SseClosed();
     state_->sse_sessions.fetch_sub(1);
   }
+
+  net::any_io_executor executor() { return stream_.get_executor(); }
 
   void Start() {
     stream_.expires_never();
@@ -129,7 +136,7 @@ class SseSession : public std::enable_shared_from_this<SseSession> {
   Batch PollBatch(bool use_cache) {
     Batch batch;
     const uint64_t reads_before = subscription_->catch_up_reads();
-    absl::StatusOr<std::vector<EventPtr>> events = subscription_->Poll(state_->options.sse_batch);
+    absl::StatusOr<std::vector<EventPtr>> events = subscription_->Poll(PollSize());
     const uint64_t reads = subscription_->catch_up_reads() - reads_before;
     state_->api.metrics().CountCatchUpReads(reads);
     batch.read_store = reads > 0;
@@ -150,6 +157,14 @@ class SseSession : public std::enable_shared_from_this<SseSession> {
     }
     batch.events = events->size();
     return batch;
+  }
+
+  // The server-wide frame budget shared by the open sessions (two batches
+  // each): at least 16 events, at most sse_batch.
+  size_t PollSize() const {
+    const size_t sessions = std::max(1, state_->sse_sessions.load());
+    const size_t share = state_->options.sse_buffer_events / (2 * sessions);
+    return std::min(state_->options.sse_batch, std::max<size_t>(share, 16));
   }
 
   void Deliver(Batch batch) {
@@ -255,11 +270,19 @@ class SseSession : public std::enable_shared_from_this<SseSession> {
 
 }  // namespace
 
+// Moves the connection from the request/response threads to the SSE
+// threads: nothing is pending on it between the request and the response.
 void StartSseSession(beast::tcp_stream stream, std::unique_ptr<Subscription> subscription,
                      std::shared_ptr<ServerState> state) {
-  auto session = std::make_shared<SseSession>(std::move(stream), std::move(subscription),
-                                              std::move(state));
-  session->Start();
+  beast::error_code ec;
+  net::ip::tcp::socket& from = stream.socket();
+  const net::ip::tcp protocol = from.local_endpoint(ec).protocol();
+  if (ec) return;  // The client already went away.
+  net::ip::tcp::socket socket(net::make_strand(*state->sse_io), protocol, from.release(ec));
+  if (ec) return;
+  auto session = std::make_shared<SseSession>(beast::tcp_stream(std::move(socket)),
+                                              std::move(subscription), std::move(state));
+  net::dispatch(session->executor(), [session] { session->Start(); });
 }
 
 }  // namespace keel::server

@@ -14,6 +14,7 @@
 
 #include "cmd/keel/command.h"
 #include "core/driver_factory.h"
+#include "tests/cmd/run_keel.h"
 #include "tests/testing/temp_dir.h"
 
 namespace keel::cli {
@@ -24,24 +25,9 @@ using ::testing::HasSubstr;
 using ::testing::IsEmpty;
 using ::testing::Not;
 
-struct Result {
-  int code = -1;
-  std::string out;
-  std::string err;
-};
+using Result = ::keel::testing::KeelRun;
+using ::keel::testing::RunKeel;
 
-Result RunKeel(std::vector<std::string> args) {
-  args.insert(args.begin(), "keel");
-  std::vector<const char*> argv;
-  for (const std::string& arg : args) argv.push_back(arg.c_str());
-  argv.push_back(nullptr);
-  std::ostringstream out, err;
-  Result result;
-  result.code = Main(static_cast<int>(args.size()), argv.data(), out, err);
-  result.out = out.str();
-  result.err = err.str();
-  return result;
-}
 
 std::string WriteFile(const testing::TempDir& dir, const std::string& name,
                       const std::string& text) {

@@ -15,6 +15,7 @@
 #include "cmd/keel/command.h"
 #include "core/topic.h"
 #include "tests/cmd/daemon/daemon_fixture.h"
+#include "tests/cmd/run_keel.h"
 #include "tests/testing/status_matchers.h"
 
 namespace keel::daemon_test {
@@ -25,24 +26,9 @@ using ::testing::HasSubstr;
 using ::testing::IsEmpty;
 using ::testing::StartsWith;
 
-struct Result {
-  int code = -1;
-  std::string out;
-  std::string err;
-};
+using Result = ::keel::testing::KeelRun;
+using ::keel::testing::RunKeel;
 
-Result RunKeel(std::vector<std::string> args) {
-  args.insert(args.begin(), "keel");
-  std::vector<const char*> argv;
-  for (const std::string& arg : args) argv.push_back(arg.c_str());
-  argv.push_back(nullptr);
-  std::ostringstream out, err;
-  Result result;
-  result.code = cli::Main(static_cast<int>(args.size()), argv.data(), out, err);
-  result.out = out.str();
-  result.err = err.str();
-  return result;
-}
 
 std::vector<std::string> Lines(const std::string& text) {
   return absl::StrSplit(text, '\n', absl::SkipEmpty());

@@ -11,6 +11,7 @@
 #include "cmd/keel/command.h"
 #include "core/group_processor.h"
 #include "tests/cmd/daemon/daemon_fixture.h"
+#include "tests/cmd/run_keel.h"
 #include "tests/testing/status_matchers.h"
 
 namespace keel::daemon_test {
@@ -18,10 +19,7 @@ namespace {
 
 using ::testing::HasSubstr;
 
-struct Result {
-  int code = -1;
-  std::string out;
-  std::string err;
+struct Result : ::keel::testing::KeelRun {
   // stdout as JSON objects, one a line.
   std::vector<json::object> Lines() const {
     std::vector<json::object> objects;
@@ -36,16 +34,7 @@ struct Result {
 };
 
 Result RunKeel(std::vector<std::string> args) {
-  args.insert(args.begin(), "keel");
-  std::vector<const char*> argv;
-  for (const std::string& arg : args) argv.push_back(arg.c_str());
-  argv.push_back(nullptr);
-  std::ostringstream out, err;
-  Result result;
-  result.code = cli::Main(static_cast<int>(args.size()), argv.data(), out, err);
-  result.out = out.str();
-  result.err = err.str();
-  return result;
+  return Result{::keel::testing::RunKeel(std::move(args))};
 }
 
 class GroupCliTest : public ::testing::Test {

@@ -240,18 +240,8 @@ HttpResponse Api::Ready() const {
 }
 
 HttpResponse Api::Error(const absl::Status& status, const std::string& stream) const {
-  std::string details;
-  if (std::optional<RetentionGap> gap = GetRetentionGap(status)) {
-    const uint64_t epoch = bus_.replayer() != nullptr ? bus_.replayer()->epoch() : 0;
-    details = absl::StrCat("\"requested\":\"",
-                           Cursor::For(stream, epoch, gap->requested_after).Encode(),
-                           "\",\"oldest\":\"", Cursor::For(stream, epoch, gap->oldest).Encode(),
-                           "\",\"resume\":\"", Cursor::For(stream, epoch, gap->oldest - 1).Encode(),
-                           "\",\"oldestSequence\":", gap->oldest, ",\"missed\":", gap->missed());
-  } else if (std::optional<ConflictInfo> conflict = GetConflict(status)) {
-    details = absl::StrCat("\"expected\":", conflict->expected, ",\"actual\":", conflict->actual);
-  }
-  return ErrorResponse(status, details);
+  const uint64_t epoch = bus_.replayer() != nullptr ? bus_.replayer()->epoch() : 0;
+  return ErrorResponseWithDetails(status, stream, epoch);
 }
 
 bool Api::IsSse(const HttpRequest& request) const {

@@ -25,7 +25,7 @@ HttpResponse List(EventBus& bus, const std::string& stream, const HttpRequest& r
   if (!limit.ok()) return ErrorResponse(limit.status());
   absl::StatusOr<DeadLetterPage> page = ListDeadLetters(bus, stream, *after, *limit);
   const uint64_t epoch = bus.replayer() != nullptr ? bus.replayer()->epoch() : 0;
-  if (!page.ok()) return GroupErrorResponse(page.status(), DeadLetterStream(stream), epoch);
+  if (!page.ok()) return ErrorResponseWithDetails(page.status(), DeadLetterStream(stream), epoch);
   return JsonResponse(200, DeadLetterPageJson(*page, epoch));
 }
 

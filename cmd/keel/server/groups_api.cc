@@ -26,7 +26,7 @@ uint64_t EpochOf(EventBus& bus) { return bus.replayer() != nullptr ? bus.replaye
 HttpResponse Describe(ConsumerGroups& groups, EventBus& bus, const std::string& stream,
                       const std::string& group) {
   absl::StatusOr<GroupInfo> info = groups.Describe(stream, group);
-  if (!info.ok()) return GroupErrorResponse(info.status(), stream, EpochOf(bus));
+  if (!info.ok()) return ErrorResponseWithDetails(info.status(), stream, EpochOf(bus));
   return JsonResponse(200, GroupInfoJson(*info));
 }
 
@@ -37,7 +37,7 @@ HttpResponse Consume(ConsumerGroups& groups, EventBus& bus, const std::string& s
   consume->stream = stream;
   consume->group = group;
   absl::StatusOr<ConsumePage> page = groups.Consume(*consume);
-  if (!page.ok()) return GroupErrorResponse(page.status(), stream, EpochOf(bus));
+  if (!page.ok()) return ErrorResponseWithDetails(page.status(), stream, EpochOf(bus));
   return JsonResponse(200, ConsumePageJson(*page, stream, EpochOf(bus)));
 }
 
@@ -46,7 +46,7 @@ HttpResponse Commit(ConsumerGroups& groups, EventBus& bus, const std::string& st
   absl::StatusOr<CommitBody> commit = ParseCommitBody(request.body);
   if (!commit.ok()) return ErrorResponse(commit.status());
   absl::Status status = groups.Commit(stream, group, commit->cursor, commit->token);
-  if (!status.ok()) return GroupErrorResponse(status, stream, EpochOf(bus));
+  if (!status.ok()) return ErrorResponseWithDetails(status, stream, EpochOf(bus));
   return Describe(groups, bus, stream, group);
 }
 
@@ -56,24 +56,11 @@ HttpResponse Seek(ConsumerGroups& groups, EventBus& bus, const std::string& stre
   if (!seek.ok()) return ErrorResponse(seek.status());
   absl::Status status = seek->to ? groups.Seek(stream, group, *seek->to)
                                  : groups.SeekToTime(stream, group, *seek->time);
-  if (!status.ok()) return GroupErrorResponse(status, stream, EpochOf(bus));
+  if (!status.ok()) return ErrorResponseWithDetails(status, stream, EpochOf(bus));
   return Describe(groups, bus, stream, group);
 }
 
 }  // namespace
-
-HttpResponse GroupErrorResponse(const absl::Status& status, absl::string_view stream,
-                                uint64_t epoch) {
-  std::string details;
-  if (std::optional<ConflictInfo> conflict = GetConflict(status)) {
-    details = absl::StrCat("\"expected\":", conflict->expected, ",\"actual\":", conflict->actual);
-  } else if (std::optional<RetentionGap> gap = GetRetentionGap(status)) {
-    details = absl::StrCat("\"requested\":\"",
-                           Cursor::For(stream, epoch, gap->requested_after).Encode(),
-                           "\",\"oldestSequence\":", gap->oldest, ",\"missed\":", gap->missed());
-  }
-  return ErrorResponse(status, details);
-}
 
 HttpResponse RouteGroups(EventBus& bus, const std::string& stream, const HttpRequest& request) {
   ConsumerGroups* groups = bus.groups();

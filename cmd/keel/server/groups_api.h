@@ -35,11 +35,6 @@ HttpResponse RouteDeadLetters(EventBus& bus, const std::string& stream,
 // `keel_group_lag{stream,group}` for /metrics, read at scrape time.
 std::string GroupLagMetrics(EventBus& bus);
 
-// An error response with the details of a conflict (`expected`: the newest
-// token, `actual`: the one given) or a retention gap.
-HttpResponse GroupErrorResponse(const absl::Status& status, absl::string_view stream,
-                                uint64_t epoch);
-
 }  // namespace keel::server
 
 #endif  // KEEL_CMD_KEEL_SERVER_GROUPS_API_H_

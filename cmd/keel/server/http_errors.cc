@@ -2,6 +2,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "cmd/keel/server/json_codec.h"
+#include "core/cursor.h"
 #include "core/errors.h"
 
 namespace keel::server {
@@ -51,6 +52,21 @@ HttpResponse ErrorResponse(int status, absl::string_view code, absl::string_view
 HttpResponse ErrorResponse(const absl::Status& status, absl::string_view details) {
   HttpErrorCode mapped = ToHttpErrorCode(status);
   return ErrorResponse(mapped.status, mapped.code, status.message(), details);
+}
+
+HttpResponse ErrorResponseWithDetails(const absl::Status& status, absl::string_view stream,
+                                      uint64_t epoch) {
+  std::string details;
+  if (std::optional<RetentionGap> gap = GetRetentionGap(status)) {
+    details = absl::StrCat("\"requested\":\"",
+                           Cursor::For(stream, epoch, gap->requested_after).Encode(),
+                           "\",\"oldest\":\"", Cursor::For(stream, epoch, gap->oldest).Encode(),
+                           "\",\"resume\":\"", Cursor::For(stream, epoch, gap->oldest - 1).Encode(),
+                           "\",\"oldestSequence\":", gap->oldest, ",\"missed\":", gap->missed());
+  } else if (std::optional<ConflictInfo> conflict = GetConflict(status)) {
+    details = absl::StrCat("\"expected\":", conflict->expected, ",\"actual\":", conflict->actual);
+  }
+  return ErrorResponse(status, details);
 }
 
 }  // namespace keel::server

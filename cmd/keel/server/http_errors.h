@@ -5,6 +5,7 @@
 #ifndef KEEL_CMD_KEEL_SERVER_HTTP_ERRORS_H_
 #define KEEL_CMD_KEEL_SERVER_HTTP_ERRORS_H_
 
+#include <cstdint>
 #include <string>
 
 #include "absl/status/status.h"
@@ -25,6 +26,11 @@ HttpErrorCode ToHttpErrorCode(const absl::Status& status);
 HttpResponse ErrorResponse(int status, absl::string_view code, absl::string_view message,
                            absl::string_view details = "");
 HttpResponse ErrorResponse(const absl::Status& status, absl::string_view details = "");
+// ErrorResponse with the details of errors that carry them: a retention gap
+// (cursors of `stream` in a store of `epoch`: requested, oldest, resume, plus
+// oldestSequence and missed) and a conflict (expected, actual).
+HttpResponse ErrorResponseWithDetails(const absl::Status& status, absl::string_view stream,
+                                      uint64_t epoch);
 
 }  // namespace keel::server
 

@@ -7,6 +7,7 @@
 
 #include <utility>
 
+#include "core/status_macros.h"
 #include "core/wire_format.h"
 
 namespace keel {
@@ -144,12 +145,17 @@ void AppendEncodedEventBody(const Event& event, std::string& out) {
   AppendFields(event, false, out);
 }
 
-absl::StatusOr<Event> DecodeEvent(absl::string_view bytes) {
-  Event event;
+absl::Status DecodeEventInto(absl::string_view bytes, Event& event) {
   event.time = absl::FromUnixNanos(0);  // Proto3 default of time_unix_nanos.
   while (!bytes.empty()) {
     if (!ParseField(bytes, event)) return absl::DataLossError("event envelope does not decode");
   }
+  return absl::OkStatus();
+}
+
+absl::StatusOr<Event> DecodeEvent(absl::string_view bytes) {
+  Event event;
+  KEEL_RETURN_IF_ERROR(DecodeEventInto(bytes, event));
   return event;
 }
 

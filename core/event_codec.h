@@ -21,6 +21,9 @@ void AppendEncodedEvent(const Event& event, std::string& out);
 void AppendEncodedEventBody(const Event& event, std::string& out);
 // kDataLoss (absl) when `bytes` is not a valid envelope.
 absl::StatusOr<Event> DecodeEvent(absl::string_view bytes);
+// The same into `event`, which must be default-constructed (readers that
+// fill a vector in place save moving every event).
+absl::Status DecodeEventInto(absl::string_view bytes, Event& event);
 
 }  // namespace keel
 

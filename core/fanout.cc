@@ -64,7 +64,10 @@ absl::StatusOr<StreamInfo> FanOutHub::Bounds(absl::string_view stream) {
 absl::Status FanOutHub::Add(const std::shared_ptr<SubscriptionState>& state) {
   MutexLock lock(&subs_mu_);
   if (closed_) return Closed("the bus is closed");
-  subs_[state->stream()].push_back(state);
+  StreamSubscribers& subscribers = subs_[state->stream()];
+  if (subscribers.tail == nullptr) subscribers.tail = std::make_shared<FanOutTail>(tail_events_);
+  state->SetTail(subscribers.tail);
+  subscribers.states.push_back(state);
   return absl::OkStatus();
 }
 
@@ -72,18 +75,23 @@ void FanOutHub::Remove(const SubscriptionState* state) {
   MutexLock lock(&subs_mu_);
   auto it = subs_.find(state->stream());
   if (it == subs_.end()) return;
-  auto& list = it->second;
+  auto& list = it->second.states;
   list.erase(std::remove_if(list.begin(), list.end(),
                             [state](const auto& entry) { return entry.get() == state; }),
              list.end());
   if (list.empty()) subs_.erase(it);
 }
 
+void FanOutHub::Offer(const StreamSubscribers& subscribers, absl::Span<const EventPtr> events) {
+  subscribers.tail->Append(events);
+  for (const auto& state : subscribers.states) state->Offer(events);
+}
+
 void FanOutHub::Deliver(absl::string_view stream, absl::Span<const EventPtr> events) {
   ReaderMutexLock lock(&subs_mu_);
   auto it = subs_.find(stream);
   if (it == subs_.end()) return;
-  for (const auto& state : it->second) state->Offer(events);
+  Offer(it->second, events);
 }
 
 bool FanOutHub::DeliverIfAtMost(absl::string_view stream, absl::Span<const EventPtr> events,
@@ -91,8 +99,8 @@ bool FanOutHub::DeliverIfAtMost(absl::string_view stream, absl::Span<const Event
   ReaderMutexLock lock(&subs_mu_);
   auto it = subs_.find(stream);
   if (it == subs_.end()) return true;
-  if (it->second.size() > max_subscribers) return false;
-  for (const auto& state : it->second) state->Offer(events);
+  if (it->second.states.size() > max_subscribers) return false;
+  Offer(it->second, events);
   return true;
 }
 
@@ -102,14 +110,14 @@ bool FanOutHub::HasSubscribers(absl::string_view stream) const {
 }
 
 void FanOutHub::CloseAll() {
-  absl::flat_hash_map<std::string, std::vector<std::shared_ptr<SubscriptionState>>> subs;
+  absl::flat_hash_map<std::string, StreamSubscribers> subs;
   {
     MutexLock lock(&subs_mu_);
     closed_ = true;
     subs.swap(subs_);
   }
-  for (auto& [stream, list] : subs) {
-    for (auto& state : list) state->Close();
+  for (auto& [stream, subscribers] : subs) {
+    for (auto& state : subscribers.states) state->Close();
   }
 }
 
@@ -122,7 +130,7 @@ void FanOutHub::Detach() {
 
 FanOut::FanOut(Replayer* replayer, Clock* clock, FanOutOptions options)
     : options_(options),
-      hub_(std::make_shared<FanOutHub>(replayer, clock)),
+      hub_(std::make_shared<FanOutHub>(replayer, clock, options.tail_events)),
       dispatcher_(std::make_unique<FanOutDispatcher>(hub_, options.max_backlog)) {}
 
 FanOut::~FanOut() {

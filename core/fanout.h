@@ -15,6 +15,10 @@
 // the publish returned. Either way a stream is offered in sequence order,
 // and only events the driver already stored.
 //
+// A subscriber that overflowed its queue catches up from the stream's recent
+// tail, shared by all its subscribers, and reads the Replayer only when it is
+// further behind than that.
+//
 // Closing: CloseAll() first offers everything handed to the delivery thread,
 // then ends every subscription after its queued events;
 // Detach() additionally waits for in-flight catch-up reads and forbids new
@@ -44,6 +48,10 @@ struct FanOutOptions {
   size_t inline_subscribers = 32;
   // Events waiting for the delivery thread before Deliver waits for room.
   size_t max_backlog = 1 << 16;
+  // Recent events kept per stream with subscribers, from which a subscriber
+  // that overflowed its queue catches up before it reads the Replayer
+  // (core/fanout_tail.h); 0 sends every catch-up to the Replayer.
+  size_t tail_events = 4096;
 };
 
 class FanOut {

@@ -1,5 +1,8 @@
 // Internal: the shared core of FanOut, kept alive by subscriptions that
 // outlive their FanOut (they then see kClosed).
+// Each stream with subscribers has a FanOutTail (core/fanout_tail.h) that
+// every delivery fills before it is offered, so a subscriber that finds the
+// tail's end has been offered everything beyond it.
 //
 // Thread safety: two mutexes; `subs_mu_` guards the subscriber table and is
 // held (shared) while offering events; `replay_mu_` guards the Replayer
@@ -16,6 +19,7 @@
 #include "absl/container/flat_hash_map.h"
 #include "core/mutex.h"
 #include "core/clock.h"
+#include "core/fanout_tail.h"
 #include "core/replayer.h"
 #include "core/subscription_impl.h"
 
@@ -23,8 +27,9 @@ namespace keel {
 
 class FanOutHub {
  public:
-  FanOutHub(Replayer* replayer, Clock* clock)
+  FanOutHub(Replayer* replayer, Clock* clock, size_t tail_events)
       : clock_(clock),
+        tail_events_(tail_events),
         epoch_(replayer != nullptr ? replayer->epoch() : 0),
         can_replay_(replayer != nullptr),
         replayer_(replayer) {}
@@ -36,6 +41,7 @@ class FanOutHub {
   absl::StatusOr<ReplayPage> Replay(const ReplayRequest& request);
   absl::StatusOr<StreamInfo> Bounds(absl::string_view stream);
 
+  // Registers `state` and gives it its stream's tail.
   absl::Status Add(const std::shared_ptr<SubscriptionState>& state);
   void Remove(const SubscriptionState* state);
   void Deliver(absl::string_view stream, absl::Span<const EventPtr> events);
@@ -47,13 +53,21 @@ class FanOutHub {
   void Detach();
 
  private:
+  struct StreamSubscribers {
+    std::vector<std::shared_ptr<SubscriptionState>> states;
+    std::shared_ptr<FanOutTail> tail;
+  };
+
+  // Fills the tail and offers `events` to every subscriber of the stream.
+  static void Offer(const StreamSubscribers& subscribers, absl::Span<const EventPtr> events);
+
   Clock* const clock_;
+  const size_t tail_events_;
   const uint64_t epoch_;
   const bool can_replay_;
 
   mutable Mutex subs_mu_;
-  absl::flat_hash_map<std::string, std::vector<std::shared_ptr<SubscriptionState>>> subs_
-      ABSL_GUARDED_BY(subs_mu_);
+  absl::flat_hash_map<std::string, StreamSubscribers> subs_ ABSL_GUARDED_BY(subs_mu_);
   bool closed_ ABSL_GUARDED_BY(subs_mu_) = false;
 
   Mutex replay_mu_;

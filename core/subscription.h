@@ -5,7 +5,9 @@
 // policy decides:
 //   kCatchUp    (default where the driver can replay) stop queueing; when the
 //               reader drains the queue it reads the missed events from the
-//               Replayer and rejoins live. Nothing is lost, memory stays bounded.
+//               stream's recent tail, shared by its subscribers, or, when it
+//               is further behind, from the Replayer, and rejoins live.
+//               Nothing is lost, memory stays bounded.
 //   kDropOldest drop the oldest queued event and, at most once per
 //               `notice_window`, deliver a `bus.dropped` notice that names the
 //               exact dropped sequences.
@@ -86,7 +88,8 @@ class Subscription {
   // Cursor at the last sequence handed to the reader (or skipped by its filter).
   virtual Cursor position() const = 0;
 
-  // Pages read from the Replayer so far (follow start and overflow catch-up).
+  // Pages read from the Replayer so far (follow start and overflow catch-up
+  // beyond the stream's recent tail).
   virtual uint64_t catch_up_reads() const = 0;
 };
 

@@ -6,6 +6,7 @@
 #include "absl/strings/str_join.h"
 #include "core/errors.h"
 #include "core/fanout_hub.h"
+#include "core/fanout_tail.h"
 
 namespace keel {
 namespace {
@@ -38,7 +39,11 @@ SubscriptionState::SubscriptionState(SubscribeOptions options, std::weak_ptr<Fan
   if (!can_replay_) mode_ = Mode::kLive;
 }
 
+// The wakeup is taken under the same lock as the offer: with thousands of
+// subscribers per stream, locking each one a second time was a visible part
+// of every delivery.
 void SubscriptionState::Offer(absl::Span<const EventPtr> events) {
+  std::shared_ptr<std::function<void()>> wakeup;
   {
     MutexLock lock(&mu_);
     if (closed_ || cancelled_ || !failure_.ok()) return;
@@ -50,8 +55,9 @@ void SubscriptionState::Offer(absl::Span<const EventPtr> events) {
                       !failure_.ok() || mode_ != mode_before;
     if (!progressed) return;
     changed_.SignalAll();
+    wakeup = wakeup_;
   }
-  Wake();
+  if (wakeup) (*wakeup)();
 }
 
 void SubscriptionState::OfferOne(const EventPtr& event) {
@@ -150,8 +156,25 @@ absl::StatusOr<std::vector<EventPtr>> SubscriptionState::Poll(size_t max) {
   return result;
 }
 
+void SubscriptionState::SetTail(std::shared_ptr<const FanOutTail> tail) {
+  MutexLock lock(&mu_);
+  tail_ = std::move(tail);
+}
+
+// The tail is filled before its events are offered, so its end is a seam as
+// safe as the Replayer's: whatever is newer will still be offered.
+std::optional<std::vector<EventPtr>> SubscriptionState::CatchUpFromTail(size_t max) {
+  if (tail_ == nullptr) return std::nullopt;
+  std::optional<FanOutTail::Page> page = tail_->Read(last_, max, options_.filter);
+  if (!page) return std::nullopt;
+  last_ = position_ = std::max(last_, page->last_scanned);
+  if (page->reached_end && max_offered_ <= last_) mode_ = Mode::kLive;
+  return std::move(page->events);
+}
+
 absl::StatusOr<std::vector<EventPtr>> SubscriptionState::CatchUp(size_t max) {
   if (reading_) return std::vector<EventPtr>{};
+  if (std::optional<std::vector<EventPtr>> events = CatchUpFromTail(max)) return *std::move(events);
   const uint64_t after = last_;
   ReplayRequest request;
   request.stream = options_.stream;

@@ -3,7 +3,8 @@
 //
 // Two modes. kLive: the publisher side (Offer) appends to a bounded queue.
 // kCatchUp: Offer queues nothing; the reader, once its queue is empty, reads
-// pages from the Replayer after `last_`. The reader returns to kLive only when
+// pages after `last_` from the stream's tail (core/fanout_tail.h) when it
+// still holds them, else from the Replayer. The reader returns to kLive only when
 // a page reached the head and no event newer than `last_` was offered in the
 // meantime, so nothing published during the switch can fall between replay
 // and live. Live events are checked for continuity (sequence == last_ + 1); a
@@ -16,6 +17,7 @@
 
 #include <deque>
 #include <memory>
+#include <optional>
 #include <utility>
 #include <vector>
 
@@ -28,6 +30,7 @@
 namespace keel {
 
 class FanOutHub;
+class FanOutTail;
 
 class SubscriptionState {
  public:
@@ -38,6 +41,9 @@ class SubscriptionState {
                     Clock* clock, bool can_replay);
 
   const std::string& stream() const { return options_.stream; }
+
+  // The stream's recent events, read before the Replayer when catching up.
+  void SetTail(std::shared_ptr<const FanOutTail> tail);
 
   // Publisher side.
   void Offer(absl::Span<const EventPtr> events);
@@ -62,8 +68,11 @@ class SubscriptionState {
   void DropOldest() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   std::optional<EventPtr> TakeNotice(absl::Time now) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   bool Readable(absl::Time now) const ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
-  // Reads one page from the Replayer (lock released during the read).
+  // Reads one page from the tail or else from the Replayer (lock released
+  // during a Replayer read).
   absl::StatusOr<std::vector<EventPtr>> CatchUp(size_t max) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  std::optional<std::vector<EventPtr>> CatchUpFromTail(size_t max)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   void Wake() ABSL_LOCKS_EXCLUDED(mu_);
 
   const SubscribeOptions options_;
@@ -88,6 +97,7 @@ class SubscriptionState {
   uint64_t catch_up_reads_ ABSL_GUARDED_BY(mu_) = 0;
   absl::Status failure_ ABSL_GUARDED_BY(mu_);
   std::shared_ptr<std::function<void()>> wakeup_ ABSL_GUARDED_BY(mu_);
+  std::shared_ptr<const FanOutTail> tail_ ABSL_GUARDED_BY(mu_);
 };
 
 }  // namespace keel

@@ -26,6 +26,7 @@
 #include "core/event_codec.h"
 #include "drivers/durable/crc32c.h"
 #include "core/fnv.h"
+#include "core/status_macros.h"
 
 namespace keel::durable {
 namespace {
@@ -157,15 +158,21 @@ std::string EncodeEntry(const Event& event, StoreFormat format) {
   return out;
 }
 
-absl::StatusOr<Event> DecodeEntry(absl::string_view stream, uint64_t sequence,
-                                  absl::string_view value, StoreFormat format) {
+absl::Status DecodeEntryInto(absl::string_view stream, uint64_t sequence, absl::string_view value,
+                             StoreFormat format, Event& event) {
   if (value.size() < 4 || ReadU32(value) != EntryChecksum(value.substr(4), format)) {
     return absl::DataLossError("entry record fails its checksum");
   }
-  absl::StatusOr<Event> event = DecodeEvent(value.substr(4));
-  if (!event.ok()) return event.status();
-  event->stream = std::string(stream);
-  event->sequence = sequence;
+  KEEL_RETURN_IF_ERROR(DecodeEventInto(value.substr(4), event));
+  event.stream.assign(stream.data(), stream.size());
+  event.sequence = sequence;
+  return absl::OkStatus();
+}
+
+absl::StatusOr<Event> DecodeEntry(absl::string_view stream, uint64_t sequence,
+                                  absl::string_view value, StoreFormat format) {
+  Event event;
+  KEEL_RETURN_IF_ERROR(DecodeEntryInto(stream, sequence, value, format, event));
   return event;
 }
 

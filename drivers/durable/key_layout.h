@@ -68,6 +68,9 @@ std::string EncodeEntry(const Event& event, StoreFormat format = kCurrentStoreFo
 absl::StatusOr<Event> DecodeEntry(absl::string_view stream, uint64_t sequence,
                                   absl::string_view value,
                                   StoreFormat format = kCurrentStoreFormat);
+// The same into a default-constructed `event` (replay fills its page in place).
+absl::Status DecodeEntryInto(absl::string_view stream, uint64_t sequence, absl::string_view value,
+                             StoreFormat format, Event& event);
 
 // A printable form of a binary key for error messages.
 std::string PrintableKey(absl::string_view key);

@@ -309,19 +309,78 @@ TEST_F(FanOutTest, DisconnectEndsWithSlowConsumerForGood) {
   EXPECT_THAT(subscription->Poll(10), HasErrorKind(ErrorKind::kSlowConsumer));
 }
 
-TEST_F(FanOutTest, CatchUpPolicyReadsOverflowFromTheReplayer) {
+// Polls until `count` sequences arrived (or 20 polls).
+std::vector<uint64_t> PollUntil(Subscription& subscription, size_t count) {
+  std::vector<uint64_t> received;
+  for (int i = 0; i < 20 && received.size() < count; ++i) {
+    absl::StatusOr<std::vector<EventPtr>> events = subscription.Poll(100);
+    EXPECT_THAT(events, IsOk());
+    if (!events.ok()) break;
+    for (uint64_t sequence : Sequences(*events)) received.push_back(sequence);
+  }
+  return received;
+}
+
+std::vector<uint64_t> Range(uint64_t first, uint64_t last) {
+  std::vector<uint64_t> range;
+  for (uint64_t sequence = first; sequence <= last; ++sequence) range.push_back(sequence);
+  return range;
+}
+
+TEST_F(FanOutTest, CatchUpPolicyServesOverflowFromTheStreamsTail) {
   SubscribeOptions options = Options();
   options.queue_capacity = 2;
   auto subscription = SubscribeLive(options);
+  const uint64_t reads = subscription->catch_up_reads();
   Publish(10);
-  std::vector<uint64_t> received;
-  for (int i = 0; i < 20 && received.size() < 10; ++i) {
-    std::vector<uint64_t> batch = PollSequences(*subscription);
-    received.insert(received.end(), batch.begin(), batch.end());
-  }
-  EXPECT_EQ(received, (std::vector<uint64_t>{1, 2, 3, 4, 5, 6, 7, 8, 9, 10}));
+  EXPECT_EQ(PollUntil(*subscription, 10), Range(1, 10));
+  EXPECT_EQ(subscription->catch_up_reads(), reads) << "the tail held everything it missed";
   Publish(1);
   EXPECT_THAT(PollSequences(*subscription), ElementsAre(11)) << "back to live";
+}
+
+TEST_F(FanOutTest, TailHandsOutTheDeliveredEventsThemselves) {
+  SubscribeOptions options = Options();
+  options.queue_capacity = 1;
+  auto subscription = SubscribeLive(options);
+  std::vector<EventPtr> delivered = replayer_.Append("s", 3);
+  fanout_.Deliver("s", delivered);
+  ASSERT_OK_AND_ASSIGN(std::vector<EventPtr> queued, subscription->Poll(10));
+  ASSERT_OK_AND_ASSIGN(std::vector<EventPtr> caught_up, subscription->Poll(10));
+  ASSERT_EQ(queued.size() + caught_up.size(), 3u);
+  EXPECT_EQ(caught_up.back().get(), delivered.back().get()) << "shared, not copied";
+}
+
+TEST_F(FanOutTest, CatchUpFurtherBehindThanTheTailReadsTheReplayer) {
+  FanOutOptions fanout_options;
+  fanout_options.tail_events = 3;
+  FanOut fanout(&replayer_, &clock_, fanout_options);
+  SubscribeOptions options = Options();
+  options.queue_capacity = 2;
+  ASSERT_OK_AND_ASSIGN(auto subscription, fanout.Subscribe(options));
+  EXPECT_THAT(PollSequences(*subscription), IsEmpty());
+  const uint64_t reads = subscription->catch_up_reads();
+  fanout.Deliver("s", replayer_.Append("s", 10));  // The tail keeps 8..10.
+  EXPECT_EQ(PollUntil(*subscription, 10), Range(1, 10));
+  EXPECT_GT(subscription->catch_up_reads(), reads) << "3..7 are only in the Replayer";
+  fanout.Deliver("s", replayer_.Append("s", 1));
+  EXPECT_THAT(PollSequences(*subscription), ElementsAre(11)) << "back to live";
+}
+
+TEST_F(FanOutTest, FilteredCatchUpFromTheTailSkipsOtherTenants) {
+  SubscribeOptions options = Options();
+  options.queue_capacity = 1;
+  options.filter.tenant = "a";
+  auto subscription = SubscribeLive(options);
+  const uint64_t reads = subscription->catch_up_reads();
+  Publish(2, "a");  // 1, 2
+  Publish(3, "b");  // 3..5
+  Publish(2, "a");  // 6, 7
+  EXPECT_EQ(PollUntil(*subscription, 4), (std::vector<uint64_t>{1, 2, 6, 7}));
+  EXPECT_EQ(subscription->catch_up_reads(), reads);
+  Publish(1, "b");
+  EXPECT_THAT(PollSequences(*subscription), IsEmpty());
+  EXPECT_EQ(subscription->position().sequence, 8u) << "the position passes other tenants' events";
 }
 
 TEST_F(FanOutTest, FollowFromEarliestReplaysInPagesThenGoesLive) {

@@ -182,6 +182,10 @@ class Histogram {
 // What one client thread accumulates.
 struct ThreadStats {
   Histogram latency;
+  // The same by the second of the event's send time (since the first send
+  // this thread saw), to tell a steady delay from a stall.
+  std::vector<Histogram> by_second;
+  uint64_t first_second = 0;  // 0: nothing seen yet.
   std::vector<char> scratch = std::vector<char>(256 * 1024);
 };
 thread_local ThreadStats* tls_stats = nullptr;
@@ -296,6 +300,22 @@ class SseClients {
   Histogram MergedLatency() const {
     Histogram all;
     for (const ThreadStats& s : stats_) all.Merge(s.latency);
+    return all;
+  }
+  // Per second of send time, counted from the earliest first second seen.
+  std::vector<Histogram> MergedLatencyBySecond() const {
+    uint64_t base = 0;
+    for (const ThreadStats& s : stats_) {
+      if (s.first_second != 0 && (base == 0 || s.first_second < base)) base = s.first_second;
+    }
+    std::vector<Histogram> all;
+    for (const ThreadStats& s : stats_) {
+      for (size_t i = 0; i < s.by_second.size(); ++i) {
+        const size_t index = i + (s.first_second - base);
+        if (index >= all.size()) all.resize(index + 1);
+        all[index].Merge(s.by_second[i]);
+      }
+    }
     return all;
   }
   const std::vector<std::unique_ptr<SseClient>>& clients() const { return clients_; }
@@ -433,7 +453,13 @@ bool SseClient::Frame(absl::string_view frame, uint64_t now_ns) {
       Fail(absl::StrCat("no ts in ", data.substr(0, 300)));
       return false;
     }
-    tls_stats->latency.Add(now_ns > published_ns ? (now_ns - published_ns) / 1000 : 0);
+    const uint64_t micros = now_ns > published_ns ? (now_ns - published_ns) / 1000 : 0;
+    tls_stats->latency.Add(micros);
+    const uint64_t second = published_ns / 1'000'000'000;
+    if (tls_stats->first_second == 0) tls_stats->first_second = second;
+    const uint64_t index = second > tls_stats->first_second ? second - tls_stats->first_second : 0;
+    if (index >= tls_stats->by_second.size()) tls_stats->by_second.resize(index + 1);
+    tls_stats->by_second[index].Add(micros);
   }
   return true;
 }
@@ -497,6 +523,7 @@ struct FanoutResult {
   uint64_t received = 0;
   uint64_t incomplete_clients = 0;
   Histogram latency;
+  std::vector<Histogram> latency_by_second;
   double publish_seconds = 0;
   double max_publish_lag_seconds = 0;
   double achieved_rate = 0;
@@ -646,6 +673,7 @@ absl::StatusOr<FanoutResult> RunFanout(const SseOptions& o, Daemon& daemon, std:
     if (client->received() != events) ++result.incomplete_clients;
   }
   result.latency = clients.MergedLatency();
+  result.latency_by_second = clients.MergedLatencyBySecond();
   if (clients.failures() > 0) {
     return absl::InternalError(absl::StrCat(clients.failures(), " SSE client(s) failed; first: ",
                                             clients.first_failure()));
@@ -833,6 +861,11 @@ absl::Status SseBench::RunAll(SseOptions o, std::ostream& out) const {
         f.latency.Percentile(50) * ms, f.latency.Percentile(99) * ms, f.latency.max() * ms,
         Bytes(f.daemon_before.rss), Bytes(f.daemon_after.rss), Bytes(f.daemon_rss_max),
         Bytes(f.daemon_after.peak), Bytes(f.client.rss));
+    out << "  p50/p99 ms by second of send time:";
+    for (const Histogram& second : f.latency_by_second) {
+      out << absl::StrFormat(" %.0f/%.0f", second.Percentile(50) * ms, second.Percentile(99) * ms);
+    }
+    out << "\n";
     lost = f.received != f.expected;
     const std::string conns = absl::StrCat(Thousands(f.connections), " conn, ", o.rate, " ev/s");
     table.Add(ResultRow{absl::StrCat("fan-out p50 latency, ", conns),

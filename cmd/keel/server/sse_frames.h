@@ -36,7 +36,9 @@ void AppendSseFrame(const Event& event, uint64_t epoch, std::string& out);
 // Thread safety: none; keep one per thread (see ThreadSseFrameCache).
 class SseFrameCache {
  public:
-  static constexpr size_t kSlots = 1024;
+  // As many as the events a stream's fan-out tail keeps (core/fanout.h), so
+  // that sessions catching up from the tail find their frames too.
+  static constexpr size_t kSlots = 4096;
 
   SseFrameCache() : slots_(kSlots) {}
   // Appends the frame of `event` to `out`; notices are never cached.

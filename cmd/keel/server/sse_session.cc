@@ -22,7 +22,9 @@
 // the next page while the previous one is being written. Memory per
 // connection stays bounded by the subscription's queue, one batch being
 // written and at most one batch read ahead; a slow client's subscription
-// falls back to catch-up reads, so nothing is lost. A read on the socket only
+// catches up from the stream's shared tail of recent events (the same events
+// and cached frames as live ones, so that is handled as live here) or, when
+// it is further behind, with store reads, so nothing is lost. A read on the socket only
 // detects that the client went away.
 #include <algorithm>
 
@@ -173,7 +175,11 @@ class SseSession : public std::enable_shared_from_this<SseSession> {
     catching_up_ = batch.read_store;
     if (!batch.status.ok()) return Finish(batch.status);
     state_->api.metrics().CountDelivered(batch.events);
-    pending_ += batch.frames;
+    if (pending_.empty()) {
+      pending_.swap(batch.frames);
+    } else {
+      pending_ += batch.frames;
+    }
     if (!writing_ && !pending_.empty()) Flush();
     if (catching_up_ || wake_pending_.load()) Pump();
   }
@@ -189,6 +195,7 @@ class SseSession : public std::enable_shared_from_this<SseSession> {
 
   void Write(std::string bytes) {
     writing_ = true;
+    last_write_ = Clock::now();
     auto buffer = std::make_shared<std::string>(std::move(bytes));
     net::async_write(stream_, net::buffer(*buffer),
                      [self = shared_from_this(), buffer](beast::error_code ec, std::size_t) {
@@ -228,11 +235,19 @@ class SseSession : public std::enable_shared_from_this<SseSession> {
                             });
   }
 
+  // Nothing was written for a keepalive interval (a stream with traffic
+  // needs no keepalives: with thousands of sessions they would all be due
+  // at once, in the middle of the traffic).
+  bool Idle() const {
+    return !writing_ && !finishing_ &&
+           Clock::now() - last_write_ >= absl::ToChronoNanoseconds(state_->options.sse_keepalive);
+  }
+
   void ArmKeepalive() {
     keepalive_.expires_after(absl::ToChronoNanoseconds(state_->options.sse_keepalive));
     keepalive_.async_wait([self = shared_from_this()](beast::error_code ec) {
       if (ec || self->closed_) return;
-      if (!self->writing_ && !self->finishing_) self->Write(kSseKeepalive);
+      if (self->Idle()) self->Write(kSseKeepalive);
       self->ArmKeepalive();
     });
   }
@@ -260,6 +275,7 @@ class SseSession : public std::enable_shared_from_this<SseSession> {
   bool lingering_ = false;        // flush_timer_ is armed.
   std::atomic<bool> wake_pending_{false};
   std::string pending_;  // Frames waiting for the write in flight.
+  Clock::time_point last_write_;
   bool writing_ = false;
   bool polling_ = false;      // A poll runs on the blocking pool.
   bool catching_up_ = true;   // Every subscription starts with a store read.

@@ -41,4 +41,9 @@ absl::StatusOr<Config> DriverConfigFrom(const po::variables_map& vars) {
   return config;
 }
 
+void AddServerOption(po::options_description& options) {
+  options.add_options()("server", po::value<std::string>()->default_value("127.0.0.1:8080"),
+                        "daemon address, HOST:PORT");
+}
+
 }  // namespace keel::cli

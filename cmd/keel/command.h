@@ -60,6 +60,10 @@ std::unique_ptr<Command> NewTailCommand();
 void AddDriverOptions(po::options_description& options, absl::string_view default_driver);
 absl::StatusOr<Config> DriverConfigFrom(const po::variables_map& vars);
 
+// `--server HOST:PORT` (default 127.0.0.1:8080): the daemon a client
+// subcommand talks to.
+void AddServerOption(po::options_description& options);
+
 // Exit codes.
 inline constexpr int kExitOk = 0;
 inline constexpr int kExitFailure = 1;

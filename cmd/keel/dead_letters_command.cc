@@ -24,10 +24,9 @@ class DeadLettersCommand : public Command {
     return "list, show or republish a stream's dead letters on a running daemon";
   }
   void AddOptions(po::options_description& options) const override {
+    AddServerOption(options);
     options.add_options()
         ("action", po::value<std::string>(), "list | show | republish (positional)")
-        ("server", po::value<std::string>()->default_value("127.0.0.1:8080"),
-         "daemon address, HOST:PORT")
         ("stream", po::value<std::string>(), "the source stream (required)")
         ("after", po::value<std::string>(), "list: after this position on the dead-letter stream")
         ("limit", po::value<size_t>(), "list: at most this many dead letters")

@@ -27,9 +27,8 @@ class DeclareCommand : public Command {
     return "declare a stream's retention, payload limit, dedupe window or partitions";
   }
   void AddOptions(po::options_description& options) const override {
+    AddServerOption(options);
     options.add_options()
-        ("server", po::value<std::string>()->default_value("127.0.0.1:8080"),
-         "daemon address, HOST:PORT")
         ("stream", po::value<std::string>(), "stream or topic to declare (required)")
         ("policy", po::value<std::string>()->default_value(""),
          "'key=value ...' with keys max_age, max_bytes, max_events, max_payload_bytes, "

@@ -56,10 +56,9 @@ class GroupCommand : public Command {
     return "consume, commit, seek, show or list consumer groups on a running daemon";
   }
   void AddOptions(po::options_description& options) const override {
+    AddServerOption(options);
     options.add_options()
         ("action", po::value<std::string>(), "consume | commit | seek | show | list (positional)")
-        ("server", po::value<std::string>()->default_value("127.0.0.1:8080"),
-         "daemon address, HOST:PORT")
         ("stream", po::value<std::string>(), "the stream (required)")
         ("group", po::value<std::string>(), "the consumer group (all but list)")
         ("limit", po::value<size_t>(), "consume: at most this many events")

@@ -30,9 +30,8 @@ class PublishCommand : public Command {
     return "publish one event to a running daemon and print its receipt";
   }
   void AddOptions(po::options_description& options) const override {
+    AddServerOption(options);
     options.add_options()
-        ("server", po::value<std::string>()->default_value("127.0.0.1:8080"),
-         "daemon address, HOST:PORT")
         ("stream", po::value<std::string>(), "stream to publish to (required)")
         ("type", po::value<std::string>(), "event type, e.g. order.created (required)")
         ("data", po::value<std::string>(), "event data as JSON (default: read from stdin)")

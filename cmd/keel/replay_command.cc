@@ -56,9 +56,8 @@ class ReplayCommand : public Command {
     return "print a stream's events from a running daemon as JSON lines";
   }
   void AddOptions(po::options_description& options) const override {
+    AddServerOption(options);
     options.add_options()
-        ("server", po::value<std::string>()->default_value("127.0.0.1:8080"),
-         "daemon address, HOST:PORT")
         ("stream", po::value<std::string>(), "stream to read (required)")
         ("after", po::value<std::string>()->default_value("earliest"),
          "read after this position: earliest, latest or a cursor")

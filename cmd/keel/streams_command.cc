@@ -26,9 +26,8 @@ class StreamsCommand : public Command {
     return "list a running daemon's streams, or show the bounds of one (keel streams NAME)";
   }
   void AddOptions(po::options_description& options) const override {
+    AddServerOption(options);
     options.add_options()
-        ("server", po::value<std::string>()->default_value("127.0.0.1:8080"),
-         "daemon address, HOST:PORT")
         ("prefix", po::value<std::string>(), "only streams whose name starts with this")
         ("limit", po::value<size_t>(), "at most this many streams")
         ("stream", po::value<std::string>(), "show this stream's bounds (also positional)");

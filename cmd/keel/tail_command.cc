@@ -26,9 +26,8 @@ class TailCommand : public Command {
     return "follow a stream of a running daemon over SSE (resumes after reconnects)";
   }
   void AddOptions(po::options_description& options) const override {
+    AddServerOption(options);
     options.add_options()
-        ("server", po::value<std::string>()->default_value("127.0.0.1:8080"),
-         "daemon address, HOST:PORT")
         ("stream", po::value<std::string>(), "stream to follow (required)")
         ("after", po::value<std::string>()->default_value("latest"),
          "start after this position: earliest, latest or a cursor")

@@ -14,7 +14,9 @@
 #include "absl/strings/ascii.h"
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
+#include "cmd/keel/client/transport.h"
 #include "core/errors.h"
+#include "core/status_macros.h"
 
 namespace keel::client {
 namespace {
@@ -23,14 +25,6 @@ namespace beast = boost::beast;
 namespace http = beast::http;
 namespace net = boost::asio;
 using tcp = net::ip::tcp;
-
-std::chrono::nanoseconds ToChrono(absl::Duration d) {
-  return absl::ToChronoNanoseconds(std::max(d, absl::ZeroDuration()));
-}
-
-bool IsTimeout(const beast::error_code& ec) {
-  return ec == beast::error::timeout || ec == net::error::timed_out;
-}
 
 }  // namespace
 
@@ -99,31 +93,11 @@ class HttpClient::Impl {
   }
 
   absl::Status TransportError(absl::string_view what, const beast::error_code& ec) const {
-    const std::string message =
-        absl::StrCat(what, " ", host_, ":", port_, ": ", ec.message());
-    if (IsTimeout(ec)) return absl::DeadlineExceededError(message);
-    return Unavailable(message);
+    return client::TransportError(what, host_, port_, ec);
   }
 
   absl::Status Connect() {
-    beast::error_code ec;
-    tcp::resolver resolver(ioc_);
-    tcp::resolver::results_type endpoints;
-    resolver.async_resolve(host_, std::to_string(port_),
-                           [&](beast::error_code e, tcp::resolver::results_type results) {
-                             ec = e;
-                             endpoints = std::move(results);
-                           });
-    RunToCompletion();
-    if (ec) return TransportError("cannot resolve", ec);
-    stream_.expires_after(ToChrono(options_.connect_timeout));
-    stream_.async_connect(endpoints, [&](beast::error_code e, const tcp::endpoint&) { ec = e; });
-    RunToCompletion();
-    if (ec) {
-      beast::error_code ignored;
-      stream_.socket().close(ignored);
-      return TransportError("cannot connect to", ec);
-    }
+    KEEL_RETURN_IF_ERROR(ConnectStream(ioc_, stream_, host_, port_, options_.connect_timeout));
     beast::error_code ignored;
     stream_.socket().set_option(tcp::no_delay(true), ignored);
     connected_ = true;

@@ -14,7 +14,9 @@
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "cmd/keel/client/errors.h"
+#include "cmd/keel/client/transport.h"
 #include "core/errors.h"
+#include "core/status_macros.h"
 
 namespace keel::client {
 namespace {
@@ -25,10 +27,6 @@ namespace net = boost::asio;
 using tcp = net::ip::tcp;
 
 constexpr size_t kMaxErrorBody = 1 << 20;
-
-std::chrono::nanoseconds ToChrono(absl::Duration d) {
-  return absl::ToChronoNanoseconds(std::max(d, absl::ZeroDuration()));
-}
 
 }  // namespace
 
@@ -48,20 +46,9 @@ class SseReader::Impl {
   }
 
   absl::Status Open(const SseOptions& options) {
+    // The connect deadline also bounds the request and the response head.
+    KEEL_RETURN_IF_ERROR(ConnectStream(ioc_, stream_, host_, port_, options.connect_timeout));
     beast::error_code ec;
-    tcp::resolver resolver(ioc_);
-    tcp::resolver::results_type endpoints;
-    resolver.async_resolve(host_, std::to_string(port_),
-                           [&](beast::error_code e, tcp::resolver::results_type results) {
-                             ec = e;
-                             endpoints = std::move(results);
-                           });
-    RunToCompletion();
-    if (ec) return Transport("cannot resolve", ec);
-    stream_.expires_after(ToChrono(options.connect_timeout));
-    stream_.async_connect(endpoints, [&](beast::error_code e, const tcp::endpoint&) { ec = e; });
-    RunToCompletion();
-    if (ec) return Transport("cannot connect to", ec);
 
     http::request<http::empty_body> request(http::verb::get, SseTarget(options), 11);
     request.set(http::field::host, absl::StrCat(host_, ":", port_));
@@ -128,9 +115,7 @@ class SseReader::Impl {
   }
 
   absl::Status Transport(absl::string_view what, const beast::error_code& ec) const {
-    const std::string message = absl::StrCat(what, " ", host_, ":", port_, ": ", ec.message());
-    if (ec == beast::error::timeout) return absl::DeadlineExceededError(message);
-    return Unavailable(message);
+    return TransportError(what, host_, port_, ec);
   }
 
   // Reads the (bounded) body of a non-200 answer into an error status.

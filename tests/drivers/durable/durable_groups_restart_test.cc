@@ -4,13 +4,10 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
-#include "core/clock.h"
-#include "core/driver_factory.h"
 #include "core/errors.h"
-#include "drivers/builtin_drivers.h"
+#include "tests/drivers/durable/durable_restart_fixture.h"
 #include "tests/drivers/durable/durable_test_util.h"
 #include "tests/testing/status_matchers.h"
-#include "tests/testing/temp_dir.h"
 
 namespace keel::testing {
 namespace {
@@ -19,24 +16,11 @@ using ::testing::ElementsAre;
 
 constexpr absl::Duration kLease = absl::Seconds(30);
 
-class DurableGroupsRestartTest : public ::testing::Test {
+class DurableGroupsRestartTest : public DurableRestartTest {
  protected:
-  std::unique_ptr<EventBus> Open() {
-    LinkBuiltinDrivers();
-    Config config{{"store", "leveldb"}, {"store.path", dir_.Sub("db")}};
-    DriverContext context;
-    context.clock = &clock_;
-    absl::StatusOr<std::unique_ptr<EventBus>> bus = CreateBus("durable", config, context);
-    EXPECT_OK(bus);
-    return bus.ok() ? std::move(*bus) : nullptr;
-  }
-
   static ConsumeRequest Request(size_t limit) {
     return ConsumeRequest{"orders", "billing", limit, kLease, ConsumeRequest::Start::kEarliest};
   }
-
-  ManualClock clock_;
-  TempDir dir_;
 };
 
 TEST_F(DurableGroupsRestartTest, CursorAndTokensSurviveARestart) {

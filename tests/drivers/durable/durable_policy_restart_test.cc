@@ -5,27 +5,15 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
-#include "core/clock.h"
-#include "drivers/builtin_drivers.h"
+#include "tests/drivers/durable/durable_restart_fixture.h"
 #include "tests/drivers/durable/durable_test_util.h"
 #include "tests/testing/status_matchers.h"
-#include "tests/testing/temp_dir.h"
 
 namespace keel::testing {
 namespace {
 
-class DurablePolicyRestartTest : public ::testing::Test {
+class DurablePolicyRestartTest : public DurableRestartTest {
  protected:
-  std::unique_ptr<EventBus> Open() {
-    LinkBuiltinDrivers();
-    Config config{{"store", "leveldb"}, {"store.path", dir_.Sub("db")}};
-    DriverContext context;
-    context.clock = &clock_;
-    absl::StatusOr<std::unique_ptr<EventBus>> bus = CreateBus("durable", config, context);
-    EXPECT_OK(bus);
-    return bus.ok() ? std::move(*bus) : nullptr;
-  }
-
   static StreamPolicy Policy(absl::string_view text) { return *StreamPolicy::Parse(text); }
 
   static Event Keyed(absl::string_view stream, absl::string_view key, int n) {
@@ -33,9 +21,6 @@ class DurablePolicyRestartTest : public ::testing::Test {
     event.idempotency_key = std::string(key);
     return event;
   }
-
-  ManualClock clock_;
-  TempDir dir_;
 };
 
 TEST_F(DurablePolicyRestartTest, DeclarationsSurvive) {

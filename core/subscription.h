@@ -77,9 +77,12 @@ class Subscription {
   // Like Poll but waits up to `timeout` for at least one event.
   virtual absl::StatusOr<std::vector<EventPtr>> Next(size_t max, absl::Duration timeout) = 0;
 
-  // `wakeup` is called whenever Poll would return something new (events, a
-  // notice or a final status). Replaces any earlier callback; a callback that
-  // was already running may still finish after SetWakeup returns.
+  // `wakeup` is called when Poll would return something new (events, a
+  // notice or a final status): for new events, once until the next Poll
+  // (edge-triggered, so a reader that was told and has not polled yet costs
+  // publishers nothing); a final status always calls it. Replaces any
+  // earlier callback; a callback that was already running may still finish
+  // after SetWakeup returns.
   virtual void SetWakeup(std::function<void()> wakeup) = 0;
 
   // Ends the subscription; later Poll calls return kClosed.

@@ -39,9 +39,10 @@ SubscriptionState::SubscriptionState(SubscribeOptions options, std::weak_ptr<Fan
   if (!can_replay_) mode_ = Mode::kLive;
 }
 
-// The wakeup is taken under the same lock as the offer: with thousands of
+// The wakeup is taken under the same lock as the offer (with thousands of
 // subscribers per stream, locking each one a second time was a visible part
-// of every delivery.
+// of every delivery), and only once between two polls: a reader that was
+// told and has not polled yet needs no second call.
 void SubscriptionState::Offer(absl::Span<const EventPtr> events) {
   std::shared_ptr<std::function<void()>> wakeup;
   {
@@ -55,7 +56,10 @@ void SubscriptionState::Offer(absl::Span<const EventPtr> events) {
                       !failure_.ok() || mode_ != mode_before;
     if (!progressed) return;
     NotifyWaiters();
-    wakeup = wakeup_;
+    if (wake_armed_) {
+      wakeup = wakeup_;
+      wake_armed_ = false;
+    }
   }
   if (wakeup) (*wakeup)();
 }
@@ -135,6 +139,7 @@ absl::StatusOr<std::vector<EventPtr>> SubscriptionState::Poll(size_t max) {
   absl::StatusOr<std::vector<EventPtr>> result;
   {
     MutexLock lock(&mu_);
+    wake_armed_ = true;  // What is offered after this poll is news again.
     if (cancelled_) return Closed("subscription cancelled");
     if (!failure_.ok()) return failure_;
     std::vector<EventPtr> events;
@@ -265,6 +270,7 @@ void SubscriptionState::SetWakeup(std::function<void()> wakeup) {
   {
     MutexLock lock(&mu_);
     wakeup_ = wakeup ? std::make_shared<std::function<void()>>(std::move(wakeup)) : nullptr;
+    wake_armed_ = true;
     // Something may already be waiting (e.g. a follow's first page): say so
     // now, since no further Offer may come to announce it.
     readable = wakeup_ != nullptr && Readable(clock_->Now());

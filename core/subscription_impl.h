@@ -100,6 +100,9 @@ class SubscriptionState {
   uint64_t catch_up_reads_ ABSL_GUARDED_BY(mu_) = 0;
   absl::Status failure_ ABSL_GUARDED_BY(mu_);
   std::shared_ptr<std::function<void()>> wakeup_ ABSL_GUARDED_BY(mu_);
+  // An offer may call wakeup_: set by Poll and SetWakeup, cleared by the
+  // offer that calls it.
+  bool wake_armed_ ABSL_GUARDED_BY(mu_) = true;
   std::shared_ptr<const FanOutTail> tail_ ABSL_GUARDED_BY(mu_);
 };
 

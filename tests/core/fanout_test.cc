@@ -214,11 +214,25 @@ TEST_F(FanOutTest, WakeupIsCalledWhenEventsArrive) {
   subscription->SetWakeup([&] { wakeups.fetch_add(1); });
   Publish(2);
   EXPECT_GE(wakeups.load(), 1);
+  EXPECT_THAT(PollSequences(*subscription), ElementsAre(1, 2));
   const int before = wakeups.load();
   fanout_.Deliver("other", replayer_.Append("other", 1));
   EXPECT_EQ(wakeups.load(), before) << "nothing new for this subscription";
   Publish(1);
   EXPECT_GT(wakeups.load(), before);
+}
+
+TEST_F(FanOutTest, WakeupIsCalledOnceUntilTheReaderPolls) {
+  auto subscription = SubscribeLive(Options());
+  std::atomic<int> wakeups{0};
+  subscription->SetWakeup([&] { wakeups.fetch_add(1); });
+  Publish(1);
+  Publish(1);
+  Publish(1);
+  EXPECT_EQ(wakeups.load(), 1) << "the reader was told and has not polled";
+  EXPECT_THAT(PollSequences(*subscription), ElementsAre(1, 2, 3));
+  Publish(1);
+  EXPECT_EQ(wakeups.load(), 2) << "a poll makes the next event news again";
 }
 
 TEST_F(FanOutTest, SetWakeupReplacesAndClears) {

@@ -149,6 +149,9 @@ class SseSession : public std::enable_shared_from_this<SseSession> {
     // Frames of a live batch are shared by every session of the stream; a
     // store page is this session's own, so it skips the cache.
     SseFrameCache* cache = use_cache ? &ThreadSseFrameCache() : nullptr;
+    // Sized up front from the frames seen so far: growing by doubling copied
+    // every byte about twice more and churned the heap of 10,000 sessions.
+    batch.frames.reserve(events->size() * frame_bytes_hint_);
     for (const EventPtr& event : *events) {
       if (cache != nullptr) {
         cache->Append(state_->id, *event, epoch_, batch.frames);
@@ -158,6 +161,7 @@ class SseSession : public std::enable_shared_from_this<SseSession> {
       if (event->sequence == 0 && event->type == kGapNoticeType) state_->api.metrics().CountGap();
     }
     batch.events = events->size();
+    if (!events->empty()) frame_bytes_hint_ = batch.frames.size() / events->size() + 16;
     return batch;
   }
 
@@ -275,6 +279,7 @@ class SseSession : public std::enable_shared_from_this<SseSession> {
   bool lingering_ = false;        // flush_timer_ is armed.
   std::atomic<bool> wake_pending_{false};
   std::string pending_;  // Frames waiting for the write in flight.
+  size_t frame_bytes_hint_ = 256;  // Bytes per frame to reserve (PollBatch only).
   Clock::time_point last_write_;
   bool writing_ = false;
   bool polling_ = false;      // A poll runs on the blocking pool.

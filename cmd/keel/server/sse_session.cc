@@ -247,8 +247,13 @@ class SseSession : public std::enable_shared_from_this<SseSession> {
            Clock::now() - last_write_ >= absl::ToChronoNanoseconds(state_->options.sse_keepalive);
   }
 
+  // Due one interval after the last write, so a connection is never silent
+  // for longer than that.
   void ArmKeepalive() {
-    keepalive_.expires_after(absl::ToChronoNanoseconds(state_->options.sse_keepalive));
+    const auto interval = absl::ToChronoNanoseconds(state_->options.sse_keepalive);
+    Clock::time_point due = last_write_ + interval;
+    if (due <= Clock::now()) due = Clock::now() + interval;  // A write was in flight.
+    keepalive_.expires_at(due);
     keepalive_.async_wait([self = shared_from_this()](beast::error_code ec) {
       if (ec || self->closed_) return;
       if (self->Idle()) self->Write(kSseKeepalive);

@@ -105,6 +105,23 @@ TEST_F(SseTest, ReconnectWithLastEventIdGetsExactlyTheRestWhilePublishersKeepGoi
       << "a duplicate or an event nobody published";
 }
 
+// The fixture's daemon sends keepalives after 200 ms without a write: an idle
+// connection keeps getting them, one at a time, so proxies see it alive.
+TEST_F(SseTest, IdleConnectionGetsKeepalivesAtTheInterval) {
+  client::SseOptions options;
+  options.stream = "quiet";
+  ASSERT_OK_AND_ASSIGN(auto reader, daemon_.OpenSse(options));
+  int keepalives = 0;
+  const absl::Time end = absl::Now() + absl::Seconds(10);
+  while (keepalives < 3 && absl::Now() < end) {
+    absl::StatusOr<client::SseFrame> frame = reader->Next(end - absl::Now());
+    if (!frame.ok()) break;
+    EXPECT_FALSE(frame->IsEvent()) << "nobody published";
+    for (const std::string& comment : frame->comments) keepalives += comment == "keepalive";
+  }
+  EXPECT_EQ(keepalives, 3) << "an idle connection stopped getting keepalives";
+}
+
 TEST_F(SseTest, ManyConcurrentReadersEachSeeEveryEventOnce) {
   constexpr int kReaders = 8;
   constexpr int kEvents = 300;

@@ -118,20 +118,21 @@ class HttpSession : public std::enable_shared_from_this<HttpSession> {
   void StartSse(const HttpRequest& request) {
     absl::StatusOr<SubscribeOptions> options = state_->api.SseSubscribeOptions(request);
     if (!options.ok()) return RejectSse(options.status());
-    net::post(state_->blocking, [self = shared_from_this(), options = *std::move(options)] {
+    const bool filtered = !options->filter.empty();
+    net::post(state_->blocking, [self = shared_from_this(), options = *std::move(options), filtered] {
       absl::StatusOr<std::unique_ptr<Subscription>> subscription =
           self->state_->api.bus().Subscribe(options);
       net::post(self->stream_.get_executor(),
-                [self, subscription = std::move(subscription)]() mutable {
-                  self->OnSubscribed(std::move(subscription));
+                [self, subscription = std::move(subscription), filtered]() mutable {
+                  self->OnSubscribed(std::move(subscription), filtered);
                 });
     });
   }
 
-  void OnSubscribed(absl::StatusOr<std::unique_ptr<Subscription>> subscription) {
+  void OnSubscribed(absl::StatusOr<std::unique_ptr<Subscription>> subscription, bool filtered) {
     if (!subscription.ok()) return RejectSse(subscription.status());
     LogRequest(200);
-    StartSseSession(std::move(stream_), *std::move(subscription), state_);
+    StartSseSession(std::move(stream_), *std::move(subscription), filtered, state_);
   }
 
   void RejectSse(const absl::Status& status) {

@@ -18,9 +18,10 @@ void StartHttpSession(boost::asio::ip::tcp::socket socket, std::shared_ptr<Serve
 
 // Takes over the connection of `stream`, moves it to a strand of the SSE
 // threads (ServerState::sse_io) and streams
-// `subscription` as text/event-stream.
+// `subscription` as text/event-stream. A `filtered` subscription (tenant or
+// type) also gets id-only watermark frames (rfcs/0004-http-api.md).
 void StartSseSession(boost::beast::tcp_stream stream, std::unique_ptr<Subscription> subscription,
-                     std::shared_ptr<ServerState> state);
+                     bool filtered, std::shared_ptr<ServerState> state);
 
 }  // namespace keel::server
 

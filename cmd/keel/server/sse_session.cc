@@ -58,10 +58,11 @@ struct Batch {
 
 class SseSession : public std::enable_shared_from_this<SseSession> {
  public:
-  SseSession(beast::tcp_stream stream, std::unique_ptr<Subscription> subscription,
+  SseSession(beast::tcp_stream stream, std::unique_ptr<Subscription> subscription, bool filtered,
              std::shared_ptr<ServerState> state)
       : stream_(std::move(stream)),
         subscription_(std::move(subscription)),
+        filtered_(filtered),
         state_(std::move(state)),
         epoch_(state_->api.bus().replayer() != nullptr ? state_->api.bus().replayer()->epoch()
                                                        : 0),
@@ -162,7 +163,22 @@ class SseSession : public std::enable_shared_from_this<SseSession> {
     }
     batch.events = events->size();
     if (!events->empty()) frame_bytes_hint_ = batch.frames.size() / events->size() + 16;
+    if (filtered_) AppendWatermark(*events, batch.frames);
     return batch;
+  }
+
+  // A filtered reader's position passes the events its filter skips; an
+  // id-only frame (which EventSource takes as its last event ID without
+  // dispatching anything) carries that position, so a reader of an idle
+  // tenant reconnects from near the head instead of rescanning the stream.
+  void AppendWatermark(const std::vector<EventPtr>& events, std::string& frames) {
+    for (const EventPtr& event : events) {
+      if (event->sequence != 0) last_id_ = std::max(last_id_, event->sequence);
+    }
+    const Cursor position = subscription_->position();
+    if (position.sequence <= last_id_) return;
+    last_id_ = position.sequence;
+    absl::StrAppend(&frames, "id: ", position.Encode(), "\n\n");
   }
 
   // The server-wide frame budget shared by the open sessions (two batches
@@ -276,6 +292,8 @@ class SseSession : public std::enable_shared_from_this<SseSession> {
 
   beast::tcp_stream stream_;
   std::unique_ptr<Subscription> subscription_;
+  const bool filtered_;
+  uint64_t last_id_ = 0;  // The newest id written or batched (PollBatch only).
   std::shared_ptr<ServerState> state_;
   const uint64_t epoch_;
   net::steady_timer keepalive_;
@@ -299,7 +317,7 @@ class SseSession : public std::enable_shared_from_this<SseSession> {
 // Moves the connection from the request/response threads to the SSE
 // threads: nothing is pending on it between the request and the response.
 void StartSseSession(beast::tcp_stream stream, std::unique_ptr<Subscription> subscription,
-                     std::shared_ptr<ServerState> state) {
+                     bool filtered, std::shared_ptr<ServerState> state) {
   beast::error_code ec;
   net::ip::tcp::socket& from = stream.socket();
   const net::ip::tcp protocol = from.local_endpoint(ec).protocol();
@@ -307,7 +325,7 @@ void StartSseSession(beast::tcp_stream stream, std::unique_ptr<Subscription> sub
   net::ip::tcp::socket socket(net::make_strand(*state->sse_io), protocol, from.release(ec));
   if (ec) return;
   auto session = std::make_shared<SseSession>(beast::tcp_stream(std::move(socket)),
-                                              std::move(subscription), std::move(state));
+                                              std::move(subscription), filtered, std::move(state));
   net::dispatch(session->executor(), [session] { session->Start(); });
 }
 

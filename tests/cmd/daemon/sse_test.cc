@@ -122,6 +122,36 @@ TEST_F(SseTest, IdleConnectionGetsKeepalivesAtTheInterval) {
   EXPECT_EQ(keepalives, 3) << "an idle connection stopped getting keepalives";
 }
 
+// A tenant-filtered reader whose tenant is idle still gets its Last-Event-ID
+// moved past the other tenants' events (id-only frames, no event), so it
+// reconnects from there: exactly the later events of its tenant.
+TEST_F(SseTest, FilteredReaderLastEventIdFollowsTheStreamWhileItsTenantIsIdle) {
+  client::SseOptions options;
+  options.stream = "tenants";
+  options.tenant = "a";
+  ASSERT_OK_AND_ASSIGN(auto reader, daemon_.OpenSse(options));
+  std::string last_cursor;
+  for (int i = 0; i < 5; ++i) {
+    ASSERT_OK_AND_ASSIGN(PublishedEvent event, Publish(*http_, "tenants", "t", "{}", "b"));
+    last_cursor = event.cursor;
+  }
+  const absl::Time end = absl::Now() + absl::Seconds(10);
+  while (reader->last_event_id() != last_cursor && absl::Now() < end) {
+    absl::StatusOr<client::SseFrame> frame = reader->Next(end - absl::Now());
+    ASSERT_OK(frame.status());
+    EXPECT_FALSE(frame->IsEvent()) << "an event of another tenant: " << frame->data;
+  }
+  ASSERT_EQ(reader->last_event_id(), last_cursor) << "the watermark did not reach the head";
+
+  options.last_event_id = reader->last_event_id();
+  reader.reset();
+  ASSERT_OK(Publish(*http_, "tenants", "t", "{}", "b").status());
+  ASSERT_OK_AND_ASSIGN(PublishedEvent mine, Publish(*http_, "tenants", "t", "{}", "a"));
+  ASSERT_OK_AND_ASSIGN(auto resumed, daemon_.OpenSse(options));
+  ASSERT_OK_AND_ASSIGN(auto frames, ReadEvents(*resumed, 1));
+  EXPECT_EQ(FrameSequence(frames[0]), mine.sequence);
+}
+
 TEST_F(SseTest, ManyConcurrentReadersEachSeeEveryEventOnce) {
   constexpr int kReaders = 8;
   constexpr int kEvents = 300;

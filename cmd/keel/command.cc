@@ -41,6 +41,21 @@ absl::StatusOr<Config> DriverConfigFrom(const po::variables_map& vars) {
   return config;
 }
 
+int UsageError(CommandIo& io, absl::string_view command, absl::string_view message) {
+  io.err << command << ": " << message << "\n";
+  return kExitUsage;
+}
+
+std::string ActionIn(const po::variables_map& vars,
+                     std::initializer_list<absl::string_view> actions) {
+  if (!vars.count("action")) return "";
+  const std::string action = vars["action"].as<std::string>();
+  for (absl::string_view allowed : actions) {
+    if (action == allowed) return action;
+  }
+  return "";
+}
+
 void AddServerOption(po::options_description& options) {
   options.add_options()("server", po::value<std::string>()->default_value("127.0.0.1:8080"),
                         "daemon address, HOST:PORT");

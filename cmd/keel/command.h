@@ -8,6 +8,7 @@
 #ifndef KEEL_CMD_KEEL_COMMAND_H_
 #define KEEL_CMD_KEEL_COMMAND_H_
 
+#include <initializer_list>
 #include <iosfwd>
 #include <memory>
 #include <string>
@@ -59,6 +60,14 @@ std::unique_ptr<Command> NewTailCommand();
 // command that opens a bus shares, and their conversion to a Config.
 void AddDriverOptions(po::options_description& options, absl::string_view default_driver);
 absl::StatusOr<Config> DriverConfigFrom(const po::variables_map& vars);
+
+// "<command>: <message>" on stderr; returns kExitUsage.
+int UsageError(CommandIo& io, absl::string_view command, absl::string_view message);
+
+// The `action` positional of a `keel <noun> <action>` command when it is one
+// of `actions`; "" when it is missing or another word.
+std::string ActionIn(const po::variables_map& vars,
+                     std::initializer_list<absl::string_view> actions);
 
 // `--server HOST:PORT` (default 127.0.0.1:8080): the daemon a client
 // subcommand talks to.

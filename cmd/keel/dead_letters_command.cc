@@ -35,14 +35,9 @@ class DeadLettersCommand : public Command {
   std::vector<std::string> Positionals() const override { return {"action"}; }
 
   int Run(const po::variables_map& vars, CommandIo& io) const override {
-    auto usage = [&io](absl::string_view message) {
-      io.err << kName << ": " << message << "\n";
-      return kExitUsage;
-    };
-    const std::string action = vars.count("action") ? vars["action"].as<std::string>() : "";
-    if (action != "list" && action != "show" && action != "republish") {
-      return usage("give an action: list, show or republish");
-    }
+    auto usage = [&io](absl::string_view message) { return UsageError(io, kName, message); };
+    const std::string action = ActionIn(vars, {"list", "show", "republish"});
+    if (action.empty()) return usage("give an action: list, show or republish");
     if (!vars.count("stream")) return usage("--stream is required");
     const std::string stream = vars["stream"].as<std::string>();
     ApiCall call{kName, vars["server"].as<std::string>(), "GET", "", "", ""};

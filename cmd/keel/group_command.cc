@@ -72,15 +72,9 @@ class GroupCommand : public Command {
   std::vector<std::string> Positionals() const override { return {"action"}; }
 
   int Run(const po::variables_map& vars, CommandIo& io) const override {
-    auto usage = [&io](absl::string_view message) {
-      io.err << kName << ": " << message << "\n";
-      return kExitUsage;
-    };
-    const std::string action = vars.count("action") ? vars["action"].as<std::string>() : "";
-    if (action != "consume" && action != "commit" && action != "seek" && action != "show" &&
-        action != "list") {
-      return usage("give an action: consume, commit, seek, show or list");
-    }
+    auto usage = [&io](absl::string_view message) { return UsageError(io, kName, message); };
+    const std::string action = ActionIn(vars, {"consume", "commit", "seek", "show", "list"});
+    if (action.empty()) return usage("give an action: consume, commit, seek, show or list");
     if (!vars.count("stream")) return usage("--stream is required");
     const std::string stream = vars["stream"].as<std::string>();
     ApiCall call{kName, vars["server"].as<std::string>(), "GET", "", "", ""};

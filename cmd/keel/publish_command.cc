@@ -49,8 +49,7 @@ class PublishCommand : public Command {
 
   int Run(const po::variables_map& vars, CommandIo& io) const override {
     auto usage = [&io](absl::string_view message) {
-      io.err << "keel publish: " << message << "\n";
-      return kExitUsage;
+      return UsageError(io, "keel publish", message);
     };
     absl::StatusOr<client::ServerAddress> server =
         client::ParseServerAddress(vars["server"].as<std::string>());

@@ -240,8 +240,7 @@ HttpResponse Api::Ready() const {
 }
 
 HttpResponse Api::Error(const absl::Status& status, const std::string& stream) const {
-  const uint64_t epoch = bus_.replayer() != nullptr ? bus_.replayer()->epoch() : 0;
-  return ErrorResponseWithDetails(status, stream, epoch);
+  return ErrorResponseWithDetails(status, stream, EpochOf(bus_));
 }
 
 bool Api::IsSse(const HttpRequest& request) const {

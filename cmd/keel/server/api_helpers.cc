@@ -4,6 +4,7 @@
 #include "absl/strings/str_cat.h"
 #include "cmd/keel/server/http_errors.h"
 #include "core/errors.h"
+#include "core/event_bus.h"
 
 namespace keel::server {
 
@@ -28,6 +29,10 @@ absl::StatusOr<size_t> ParseLimit(const HttpRequest& request, size_t fallback, s
     return InvalidArgument(absl::StrCat("limit must be an integer from 1 to ", max));
   }
   return limit;
+}
+
+uint64_t EpochOf(EventBus& bus) {
+  return bus.replayer() != nullptr ? bus.replayer()->epoch() : 0;
 }
 
 }  // namespace keel::server

@@ -6,11 +6,16 @@
 #define KEEL_CMD_KEEL_SERVER_API_HELPERS_H_
 
 #include <cstddef>
+#include <cstdint>
 #include <string>
 
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
 #include "cmd/keel/server/http_types.h"
+
+namespace keel {
+class EventBus;
+}  // namespace keel
 
 namespace keel::server {
 
@@ -22,6 +27,9 @@ HttpResponse MethodNotAllowed(absl::string_view allowed);
 
 // ?limit= as an integer in [1, max]; `fallback` when absent.
 absl::StatusOr<size_t> ParseLimit(const HttpRequest& request, size_t fallback, size_t max);
+
+// The store epoch cursors of `bus` carry; 0 for a driver without history.
+uint64_t EpochOf(EventBus& bus);
 
 }  // namespace keel::server
 

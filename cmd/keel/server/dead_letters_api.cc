@@ -24,7 +24,7 @@ HttpResponse List(EventBus& bus, const std::string& stream, const HttpRequest& r
   absl::StatusOr<size_t> limit = ParseLimit(request, kDefaultLimit, kMaxReplayLimit);
   if (!limit.ok()) return ErrorResponse(limit.status());
   absl::StatusOr<DeadLetterPage> page = ListDeadLetters(bus, stream, *after, *limit);
-  const uint64_t epoch = bus.replayer() != nullptr ? bus.replayer()->epoch() : 0;
+  const uint64_t epoch = EpochOf(bus);
   if (!page.ok()) return ErrorResponseWithDetails(page.status(), DeadLetterStream(stream), epoch);
   return JsonResponse(200, DeadLetterPageJson(*page, epoch));
 }
@@ -58,7 +58,7 @@ HttpResponse RouteDeadLetters(EventBus& bus, const std::string& stream,
   if (request.method != "GET") return MethodNotAllowed("GET");
   absl::StatusOr<DeadLetter> letter = GetDeadLetter(bus, stream, sequence);
   if (!letter.ok()) return ErrorResponse(letter.status());
-  return JsonResponse(200, DeadLetterJson(*letter, bus.replayer()->epoch()));
+  return JsonResponse(200, DeadLetterJson(*letter, EpochOf(bus)));
 }
 
 }  // namespace keel::server

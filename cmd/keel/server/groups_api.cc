@@ -21,7 +21,6 @@ std::pair<std::string, std::string> SplitAction(const std::string& segment) {
   return {segment, ""};
 }
 
-uint64_t EpochOf(EventBus& bus) { return bus.replayer() != nullptr ? bus.replayer()->epoch() : 0; }
 
 HttpResponse Describe(ConsumerGroups& groups, EventBus& bus, const std::string& stream,
                       const std::string& group) {

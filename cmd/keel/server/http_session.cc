@@ -113,15 +113,15 @@ class HttpSession : public std::enable_shared_from_this<HttpSession> {
     });
   }
 
-  // Subscribing reads the stream's bounds from the store, so it runs on the
+  // Resolving the start (`after_time` searches the stream) and subscribing
+  // (it reads the stream's bounds) read the store, so both run on the
   // blocking pool like any other store read.
   void StartSse(const HttpRequest& request) {
-    absl::StatusOr<SubscribeOptions> options = state_->api.SseSubscribeOptions(request);
-    if (!options.ok()) return RejectSse(options.status());
-    const bool filtered = !options->filter.empty();
-    net::post(state_->blocking, [self = shared_from_this(), options = *std::move(options), filtered] {
+    net::post(state_->blocking, [self = shared_from_this(), request] {
+      absl::StatusOr<SubscribeOptions> options = self->state_->api.SseSubscribeOptions(request);
+      const bool filtered = options.ok() && !options->filter.empty();
       absl::StatusOr<std::unique_ptr<Subscription>> subscription =
-          self->state_->api.bus().Subscribe(options);
+          options.ok() ? self->state_->api.bus().Subscribe(*options) : options.status();
       net::post(self->stream_.get_executor(),
                 [self, subscription = std::move(subscription), filtered]() mutable {
                   self->OnSubscribed(std::move(subscription), filtered);

@@ -35,6 +35,7 @@
 #include <boost/beast/core.hpp>
 
 #include "absl/strings/str_cat.h"
+#include "cmd/keel/server/api_helpers.h"
 #include "cmd/keel/server/json_codec.h"
 #include "cmd/keel/server/sessions.h"
 #include "cmd/keel/server/sse_frames.h"
@@ -64,8 +65,7 @@ class SseSession : public std::enable_shared_from_this<SseSession> {
         subscription_(std::move(subscription)),
         filtered_(filtered),
         state_(std::move(state)),
-        epoch_(state_->api.bus().replayer() != nullptr ? state_->api.bus().replayer()->epoch()
-                                                       : 0),
+        epoch_(EpochOf(state_->api.bus())),
         keepalive_(stream_.get_executor()),
         flush_timer_(stream_.get_executor()) {
     state_->sse_sessions.fetch_add(1);

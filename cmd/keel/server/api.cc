@@ -3,6 +3,7 @@
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "cmd/keel/server/api_helpers.h"
+#include "cmd/keel/server/json_fields.h"
 #include "cmd/keel/server/groups_api.h"
 #include "cmd/keel/server/http_errors.h"
 #include "cmd/keel/server/json_codec.h"
@@ -181,11 +182,7 @@ absl::StatusOr<Position> Api::StartPosition(const HttpRequest& request,
   if (request.HasQuery("after")) {
     return InvalidArgument("give either after or after_time, not both");
   }
-  absl::Time time;
-  std::string error;
-  if (!absl::ParseTime(absl::RFC3339_full, request.Query("after_time"), &time, &error)) {
-    return InvalidArgument(absl::StrCat("after_time must be an RFC 3339 time: ", error));
-  }
+  KEEL_ASSIGN_OR_RETURN(absl::Time time, ParseRfc3339(request.Query("after_time"), "after_time"));
   if (bus_.replayer() == nullptr) return absl::UnimplementedError("this driver keeps no history");
   return PositionAtTime(*bus_.replayer(), request.segments[2], time);
 }

@@ -4,6 +4,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "cmd/keel/server/json_codec.h"
+#include "cmd/keel/server/json_fields.h"
 #include "core/errors.h"
 #include "core/status_macros.h"
 
@@ -28,22 +29,6 @@ absl::StatusOr<json::object> ParseObject(absl::string_view body,
   return std::move(root.get_object());
 }
 
-absl::StatusOr<std::optional<uint64_t>> OptionalUint(const json::object& object,
-                                                     absl::string_view key) {
-  const json::value* value = object.if_contains(json::string_view(key.data(), key.size()));
-  if (value == nullptr || value->is_null()) return std::nullopt;
-  if (value->is_uint64()) return value->get_uint64();
-  if (value->is_int64() && value->get_int64() >= 0) return value->get_int64();
-  return InvalidArgument(absl::StrCat(key, " must be a non-negative integer"));
-}
-
-absl::StatusOr<std::optional<std::string>> OptionalString(const json::object& object,
-                                                          absl::string_view key) {
-  const json::value* value = object.if_contains(json::string_view(key.data(), key.size()));
-  if (value == nullptr || value->is_null()) return std::nullopt;
-  if (!value->is_string()) return InvalidArgument(absl::StrCat(key, " must be a string"));
-  return std::string(value->get_string());
-}
 
 std::string Quoted(const Cursor& cursor) { return absl::StrCat("\"", cursor.Encode(), "\""); }
 
@@ -58,11 +43,11 @@ std::string LeaseJson(const GroupLease& lease) {
 absl::StatusOr<ConsumeRequest> ParseConsumeBody(absl::string_view body) {
   KEEL_ASSIGN_OR_RETURN(json::object object, ParseObject(body, {"limit", "leaseMs", "start"}));
   ConsumeRequest request;
-  KEEL_ASSIGN_OR_RETURN(std::optional<uint64_t> limit, OptionalUint(object, "limit"));
+  KEEL_ASSIGN_OR_RETURN(std::optional<uint64_t> limit, OptionalJsonUint(object, "limit"));
   if (limit) request.limit = *limit;
-  KEEL_ASSIGN_OR_RETURN(std::optional<uint64_t> lease_ms, OptionalUint(object, "leaseMs"));
+  KEEL_ASSIGN_OR_RETURN(std::optional<uint64_t> lease_ms, OptionalJsonUint(object, "leaseMs"));
   if (lease_ms) request.lease = absl::Milliseconds(std::min<uint64_t>(*lease_ms, INT64_MAX / 2));
-  KEEL_ASSIGN_OR_RETURN(std::optional<std::string> start, OptionalString(object, "start"));
+  KEEL_ASSIGN_OR_RETURN(std::optional<std::string> start, OptionalJsonString(object, "start"));
   if (start && *start == "latest") {
     request.start = ConsumeRequest::Start::kLatest;
   } else if (start && *start != "earliest") {
@@ -73,8 +58,8 @@ absl::StatusOr<ConsumeRequest> ParseConsumeBody(absl::string_view body) {
 
 absl::StatusOr<CommitBody> ParseCommitBody(absl::string_view body) {
   KEEL_ASSIGN_OR_RETURN(json::object object, ParseObject(body, {"cursor", "token"}));
-  KEEL_ASSIGN_OR_RETURN(std::optional<std::string> cursor, OptionalString(object, "cursor"));
-  KEEL_ASSIGN_OR_RETURN(std::optional<uint64_t> token, OptionalUint(object, "token"));
+  KEEL_ASSIGN_OR_RETURN(std::optional<std::string> cursor, OptionalJsonString(object, "cursor"));
+  KEEL_ASSIGN_OR_RETURN(std::optional<uint64_t> token, OptionalJsonUint(object, "token"));
   if (!cursor || !token) return InvalidArgument("a commit needs \"cursor\" and \"token\"");
   CommitBody out;
   KEEL_ASSIGN_OR_RETURN(out.cursor, Cursor::Decode(*cursor));
@@ -84,8 +69,8 @@ absl::StatusOr<CommitBody> ParseCommitBody(absl::string_view body) {
 
 absl::StatusOr<SeekBody> ParseSeekBody(absl::string_view body) {
   KEEL_ASSIGN_OR_RETURN(json::object object, ParseObject(body, {"to", "time"}));
-  KEEL_ASSIGN_OR_RETURN(std::optional<std::string> to, OptionalString(object, "to"));
-  KEEL_ASSIGN_OR_RETURN(std::optional<std::string> time, OptionalString(object, "time"));
+  KEEL_ASSIGN_OR_RETURN(std::optional<std::string> to, OptionalJsonString(object, "to"));
+  KEEL_ASSIGN_OR_RETURN(std::optional<std::string> time, OptionalJsonString(object, "time"));
   if (to.has_value() == time.has_value()) {
     return InvalidArgument("a seek needs either \"to\" or \"time\"");
   }
@@ -94,12 +79,7 @@ absl::StatusOr<SeekBody> ParseSeekBody(absl::string_view body) {
     KEEL_ASSIGN_OR_RETURN(out.to, Position::Parse(*to));
     return out;
   }
-  absl::Time parsed;
-  std::string error;
-  if (!absl::ParseTime(absl::RFC3339_full, *time, &parsed, &error)) {
-    return InvalidArgument(absl::StrCat("time must be RFC 3339: ", error));
-  }
-  out.time = parsed;
+  KEEL_ASSIGN_OR_RETURN(out.time, ParseRfc3339(*time, "time"));
   return out;
 }
 

@@ -9,6 +9,7 @@
 #include "absl/strings/str_cat.h"
 #include "cmd/keel/client/raw_json.h"
 #include "cmd/keel/server/json_codec.h"
+#include "cmd/keel/server/json_fields.h"
 #include "core/errors.h"
 #include "core/status_macros.h"
 
@@ -16,12 +17,11 @@ namespace keel::server {
 namespace json = boost::json;
 namespace {
 
+// An optional string field; "" when absent.
 absl::StatusOr<std::string> OptionalString(const json::object& object, absl::string_view key,
                                            absl::string_view where) {
-  const json::value* value = object.if_contains(json::string_view(key.data(), key.size()));
-  if (value == nullptr || value->is_null()) return std::string();
-  if (!value->is_string()) return InvalidArgument(absl::StrCat(where, key, " must be a string"));
-  return std::string(value->get_string());
+  KEEL_ASSIGN_OR_RETURN(std::optional<std::string> value, OptionalJsonString(object, key, where));
+  return std::move(value).value_or("");
 }
 
 absl::Status ParseAttributes(const json::object& object, absl::string_view where, Event& event) {

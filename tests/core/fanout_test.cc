@@ -585,11 +585,15 @@ TEST_F(DispatchedFanOutTest, WakeupIsCalledFromTheDeliveryThread) {
   ASSERT_OK_AND_ASSIGN(auto subscription, dispatched_.Subscribe(Options()));
   ASSERT_THAT(PollSequences(*subscription), IsEmpty());
   Notification woken;
+  std::thread::id waker;
   subscription->SetWakeup([&] {
-    if (!woken.HasBeenNotified()) woken.Notify();
+    if (woken.HasBeenNotified()) return;
+    waker = std::this_thread::get_id();
+    woken.Notify();
   });
   PublishTo(dispatched_, 1);
   woken.WaitForNotification();
+  EXPECT_NE(waker, std::this_thread::get_id()) << "woken on the publishing thread";
   subscription->SetWakeup(nullptr);
   EXPECT_THAT(PollSequences(*subscription), ElementsAre(1));
 }

@@ -69,15 +69,21 @@ TEST_F(GroupCliTest, ConsumeCommitShowListAndSeek) {
   ASSERT_EQ(committed.code, cli::kExitOk) << committed.err;
   EXPECT_EQ(committed.Lines()[0].at("committedSequence").to_number<uint64_t>(), 2u);
 
-  Result stale = Group({"commit", "--group", "billing", "--cursor", cursor, "--token", "999"});
-  EXPECT_EQ(stale.code, cli::kExitFailure);
-  EXPECT_THAT(stale.err, HasSubstr("conflict"));
-
   Result shown = Group({"show", "--group", "billing"});
   ASSERT_EQ(shown.code, cli::kExitOk) << shown.err;
   EXPECT_EQ(shown.Lines()[0].at("lag").to_number<uint64_t>(), 1u);
 
-  ASSERT_EQ(Group({"seek", "--group", "audit", "--to", "latest"}).code, cli::kExitOk);
+  // A newer lease supersedes the token: committing with it is refused.
+  Result next = Group({"consume", "--group", "billing", "--limit", "1", "--lease-ms", "60000"});
+  ASSERT_EQ(next.code, cli::kExitOk) << next.err;
+  Result stale = Group({"commit", "--group", "billing", "--cursor", cursor, "--token", token});
+  EXPECT_EQ(stale.code, cli::kExitFailure);
+  EXPECT_THAT(stale.err, HasSubstr("conflict"));
+  EXPECT_THAT(stale.err, HasSubstr("superseded"));
+
+  Result sought = Group({"seek", "--group", "audit", "--to", "latest"});
+  ASSERT_EQ(sought.code, cli::kExitOk) << sought.err;
+  EXPECT_EQ(sought.Lines()[0].at("committedSequence").to_number<uint64_t>(), 3u);
   Result listed = Group({"list"});
   ASSERT_EQ(listed.code, cli::kExitOk) << listed.err;
   ASSERT_EQ(listed.Lines().size(), 2u);

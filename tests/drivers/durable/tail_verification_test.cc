@@ -63,6 +63,11 @@ TEST_F(TailVerificationTest, OpenDoesNotReadEntries) {
   store_->CorruptReadsOf(durable::EntryKey("orders", 3));
   ASSERT_OK_AND_ASSIGN(auto bus, Open(/*sweep=*/false));
   EXPECT_FALSE(logger_->Contains(LogLevel::kError, "orders"));
+  // Had the open read the damaged tail, the stream would stay failed (a
+  // failed check sticks); repaired now, its first use verifies and works.
+  store_->ClearCorruptReads();
+  ASSERT_OK_AND_ASSIGN(Receipt next, bus->Publish(NewEvent("orders", 4)));
+  EXPECT_EQ(next.sequence, 4u);
 }
 
 TEST_F(TailVerificationTest, LaggingHeadIsRepairedOnFirstPublish) {

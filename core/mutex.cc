@@ -41,12 +41,17 @@ bool Mutex::AwaitWithTimeout(const std::function<bool()>& condition, absl::Durat
 
 void CondVar::Wait(Mutex* mu) {
   RawLock lock{mu->mu_};
+  waiters_.fetch_add(1, std::memory_order_acq_rel);
   cv_.wait(lock);
+  waiters_.fetch_sub(1, std::memory_order_acq_rel);
 }
 
 bool CondVar::WaitWithDeadline(Mutex* mu, absl::Time deadline) {
   RawLock lock{mu->mu_};
-  return cv_.wait_until(lock, ToChrono(deadline)) == std::cv_status::timeout;
+  waiters_.fetch_add(1, std::memory_order_acq_rel);
+  const bool timed_out = cv_.wait_until(lock, ToChrono(deadline)) == std::cv_status::timeout;
+  waiters_.fetch_sub(1, std::memory_order_acq_rel);
+  return timed_out;
 }
 
 void Notification::Notify() {

@@ -87,11 +87,21 @@ class CondVar {
   bool WaitWithTimeout(Mutex* mu, absl::Duration timeout) {
     return WaitWithDeadline(mu, absl::Now() + timeout);
   }
-  void Signal() { cv_.notify_one(); }
-  void SignalAll() { cv_.notify_all(); }
+  // Free when nobody waits (a signaller that finds no waiter skips the
+  // condition variable's own lock): thousands of subscriptions that are
+  // polled rather than waited on are signalled on every delivery.
+  void Signal() {
+    if (waiters_.load(std::memory_order_acquire) > 0) cv_.notify_one();
+  }
+  void SignalAll() {
+    if (waiters_.load(std::memory_order_acquire) > 0) cv_.notify_all();
+  }
 
  private:
   std::condition_variable_any cv_;
+  // Threads in Wait*: counted under the waiter's mutex, before it waits, so a
+  // signaller that changed the waited-on state under that mutex sees them.
+  std::atomic<int> waiters_{0};
 };
 
 // A one-shot event: Notify() once, any number of waiters.

@@ -55,7 +55,7 @@ void SubscriptionState::Offer(absl::Span<const EventPtr> events) {
     bool progressed = queue_.size() != queued_before || last_ != last_before ||
                       !failure_.ok() || mode_ != mode_before;
     if (!progressed) return;
-    NotifyWaiters();
+    changed_.SignalAll();
     if (wake_armed_) {
       wakeup = wakeup_;
       wake_armed_ = false;
@@ -222,20 +222,11 @@ absl::StatusOr<std::vector<EventPtr>> SubscriptionState::Next(size_t max, absl::
     while (!Readable(clock_->Now())) {
       absl::Time wake_at = dropped_.empty() ? deadline
                                             : std::min(deadline, absl::Now() + kNoticePollInterval);
-      ++waiters_;
-      const bool timed_out = changed_.WaitWithDeadline(&mu_, wake_at);
-      --waiters_;
-      if (timed_out && absl::Now() >= deadline) {
+      if (changed_.WaitWithDeadline(&mu_, wake_at) && absl::Now() >= deadline) {
         return std::vector<EventPtr>{};
       }
     }
   }
-}
-
-// Readers that poll (the SSE server, thousands per stream) never wait here,
-// so deliveries to them skip the condition variable.
-void SubscriptionState::NotifyWaiters() {
-  if (waiters_ > 0) changed_.SignalAll();
 }
 
 void SubscriptionState::Anchor(uint64_t start_after) {
@@ -243,7 +234,7 @@ void SubscriptionState::Anchor(uint64_t start_after) {
     MutexLock lock(&mu_);
     anchored_ = true;
     last_ = position_ = start_after;
-    NotifyWaiters();
+    changed_.SignalAll();
   }
   Wake();
 }
@@ -252,7 +243,7 @@ void SubscriptionState::Close() {
   {
     MutexLock lock(&mu_);
     closed_ = true;
-    NotifyWaiters();
+    changed_.SignalAll();
   }
   Wake();
 }
@@ -262,7 +253,7 @@ void SubscriptionState::Cancel() {
   cancelled_ = true;
   queue_.clear();
   wakeup_.reset();
-  NotifyWaiters();
+  changed_.SignalAll();
 }
 
 void SubscriptionState::SetWakeup(std::function<void()> wakeup) {

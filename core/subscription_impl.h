@@ -74,8 +74,6 @@ class SubscriptionState {
   std::optional<std::vector<EventPtr>> CatchUpFromTail(size_t max)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   void Wake() ABSL_LOCKS_EXCLUDED(mu_);
-  // Wakes readers blocked in Next(), if any.
-  void NotifyWaiters() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
 
   const SubscribeOptions options_;
   const std::weak_ptr<FanOutHub> hub_;
@@ -85,7 +83,6 @@ class SubscriptionState {
 
   mutable Mutex mu_;
   CondVar changed_;
-  int waiters_ ABSL_GUARDED_BY(mu_) = 0;  // Readers blocked in Next().
   Mode mode_ ABSL_GUARDED_BY(mu_) = Mode::kCatchUp;
   bool anchored_ ABSL_GUARDED_BY(mu_) = false;
   uint64_t last_ ABSL_GUARDED_BY(mu_) = 0;         // Last sequence taken in (queued/skipped).

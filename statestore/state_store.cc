@@ -13,8 +13,7 @@ void WriteBatch::PutOwned(std::string key, std::string value) {
 }
 
 void WriteBatch::Put(absl::string_view key, absl::string_view value) {
-  ops_.push_back(Op{Op::Kind::kPut, std::string(key), std::string(value)});
-  bytes_ += key.size() + value.size();
+  PutOwned(std::string(key), std::string(value));
 }
 
 void WriteBatch::Delete(absl::string_view key) {

@@ -344,8 +344,8 @@ absl::StatusOr<ReplayPage> DurableBus::Replay(const ReplayRequest& request) {
         KeyRange{durable::EntryKey(request.stream, after + 1),
                  durable::EntryKey(request.stream, end + 1)});
     // Events are decoded in place: moving each into the page cost a tenth
-    // of a replay.
-    page.events.reserve(std::min<uint64_t>(request.limit, end - after));
+    // of a replay. A filtered read may keep few of them: no reserve then.
+    if (request.filter.empty()) page.events.reserve(std::min<uint64_t>(request.limit, end - after));
     for (it->Seek(durable::EntryKey(request.stream, after + 1));
          it->Valid() && page.events.size() < request.limit; it->Next()) {
       KEEL_ASSIGN_OR_RETURN(uint64_t seq, durable::EntrySequence(it->key()));

@@ -95,9 +95,4 @@ void TailVerifier::Stop() {
   if (sweeper_.joinable()) sweeper_.join();
 }
 
-size_t TailVerifier::pending() const {
-  MutexLock lock(&mu_);
-  return pending_.size();
-}
-
 }  // namespace keel::durable

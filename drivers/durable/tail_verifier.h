@@ -59,9 +59,6 @@ class TailVerifier {
   void StartSweep();
   void Stop();
 
-  // Streams not verified yet (for tests and metrics).
-  size_t pending() const;
-
  private:
   // Verifies the pending stream `stream`, releasing mu_ meanwhile.
   absl::Status VerifyLocked(const std::string& stream) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);

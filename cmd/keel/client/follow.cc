@@ -10,6 +10,7 @@
 #include "cmd/keel/client/errors.h"
 #include "cmd/keel/client/http_client.h"
 #include "cmd/keel/client/sse_reader.h"
+#include "core/backoff.h"
 #include "core/errors.h"
 
 namespace keel::client {
@@ -105,9 +106,7 @@ absl::Status FollowStream(const std::string& host, uint16_t port, FollowOptions 
                           absl::StrCat(ended.message(), " (gave up after ",
                                        options.max_retries, " reconnect attempts)"));
     }
-    absl::Duration wait = base;
-    for (int i = 1; i < failures && wait < options.max_backoff; ++i) wait *= 2;
-    wait = std::min(wait, options.max_backoff);
+    const absl::Duration wait = Backoff{base, 2.0, options.max_backoff}.Delay(failures);
     if (options.on_reconnect) options.on_reconnect(ended, wait, failures);
     const absl::Time until = absl::Now() + wait;
     while (absl::Now() < until && !stopped()) {

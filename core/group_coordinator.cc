@@ -75,22 +75,17 @@ Cursor GroupCoordinator::CursorAt(absl::string_view stream, uint64_t sequence) c
 }
 
 absl::StatusOr<ReplayPage> GroupCoordinator::ReadPage(const ConsumeRequest& request,
-                                                      const StreamInfo& info, uint64_t& from,
+                                                      uint64_t& from,
                                                       std::optional<RetentionGap>& gap) {
   ReplayRequest replay;
   replay.stream = request.stream;
   replay.limit = request.limit;
-  if (from + 1 < info.first_sequence) {
-    gap = RetentionGap{from, info.first_sequence};
-    from = info.first_sequence - 1;
-  }
   replay.after = Position::After(CursorAt(request.stream, from));
   absl::StatusOr<ReplayPage> page = replayer_.Replay(replay);
   std::optional<RetentionGap> trimmed = GetRetentionGap(page.status());
   if (!trimmed) return page;
-  // Retention overtook the group between Bounds and Replay: start at the
-  // oldest event now retained, keeping the gap's original start.
-  gap = RetentionGap{gap ? gap->requested_after : from, trimmed->oldest};
+  // Retention overtook the group: start at the oldest event retained.
+  gap = RetentionGap{from, trimmed->oldest};
   from = trimmed->oldest - 1;
   replay.after = Position::After(CursorAt(request.stream, from));
   return replayer_.Replay(replay);
@@ -100,16 +95,22 @@ absl::StatusOr<ConsumePage> GroupCoordinator::Consume(const ConsumeRequest& requ
   KEEL_RETURN_IF_ERROR(ValidateConsume(request));
   MutexLock lock(&GroupMutex(request.stream, request.group));
   KEEL_ASSIGN_OR_RETURN(std::optional<GroupRecord> loaded, Load(request.stream, request.group));
-  KEEL_ASSIGN_OR_RETURN(StreamInfo info, replayer_.Bounds(request.stream));
-  GroupRecord record = loaded ? *loaded : NewRecord(request.start, info);
   const absl::Time now = clock_.Now();
   ConsumePage page;
-  if (record.LeaseLive(now)) {
-    page.busy_until = record.lease_expires;
+  // A member polling a leased group costs one record read, no stream read.
+  if (loaded && loaded->LeaseLive(now)) {
+    page.busy_until = loaded->lease_expires;
     return page;
   }
+  GroupRecord record;
+  if (loaded) {
+    record = *loaded;
+  } else {
+    KEEL_ASSIGN_OR_RETURN(StreamInfo info, replayer_.Bounds(request.stream));
+    record = NewRecord(request.start, info);
+  }
   uint64_t from = record.committed;
-  KEEL_ASSIGN_OR_RETURN(ReplayPage read, ReadPage(request, info, from, page.gap));
+  KEEL_ASSIGN_OR_RETURN(ReplayPage read, ReadPage(request, from, page.gap));
   if (read.events.empty()) {
     // Remember where a new group starts, so `latest` means "when first seen".
     if (!loaded) KEEL_RETURN_IF_ERROR(Store(request.stream, request.group, record));

@@ -57,7 +57,7 @@ class GroupCoordinator final : public ConsumerGroups {
                      const GroupRecord& record);
   // Reads the page after the record's cursor; fills `gap` and moves the
   // page's start past trimmed events.
-  absl::StatusOr<ReplayPage> ReadPage(const ConsumeRequest& request, const StreamInfo& info,
+  absl::StatusOr<ReplayPage> ReadPage(const ConsumeRequest& request,
                                       uint64_t& from, std::optional<RetentionGap>& gap);
   absl::Status CheckCommit(absl::string_view stream, const GroupRecord& record,
                            const Cursor& cursor, uint64_t token) const;

@@ -28,7 +28,10 @@ EventFilter FilterOf(const HttpRequest& request) {
 
 HttpResponse Api::Handle(const HttpRequest& request) {
   metrics_.CountRequest();
-  HttpResponse response = Route(request);
+  return Counted(Route(request));
+}
+
+HttpResponse Api::Counted(HttpResponse response) {
   if (response.status >= 400) {
     // The code is inside the body; recover it cheaply for the metric.
     size_t at = response.body.find("\"code\":\"");
@@ -83,71 +86,6 @@ HttpResponse Api::Route(const HttpRequest& request) {
   if (s[3] == "groups") return RouteGroups(bus_, stream, request);
   if (s[3] == "dead-letters") return RouteDeadLetters(bus_, stream, request);
   return ErrorResponse(404, "not_found", absl::StrCat("no route for ", request.path));
-}
-
-HttpResponse Api::Publish(const std::string& stream, const HttpRequest& request) {
-  const absl::Time start = absl::Now();
-  if (!absl::StartsWithIgnoreCase(request.Header("content-type"), kJsonContentType)) {
-    return ErrorResponse(415, "unsupported_media_type",
-                         "publish bodies must be application/json");
-  }
-  absl::StatusOr<PublishBody> body =
-      ParsePublishBody(request.body, request.Header("idempotency-key"),
-                       request.Header("keel-expected-last-sequence"));
-  if (!body.ok()) return Error(body.status(), stream);
-  absl::StatusOr<StreamPolicy> policy = bus_.PolicyOf(stream);
-  if (!policy.ok()) return Error(policy.status(), stream);
-  if (policy->partitions > 0) return PublishToTopic(stream, *std::move(body));
-  for (const std::string& key : body->partition_keys) {
-    if (!key.empty()) {
-      return ErrorResponse(InvalidArgument(absl::StrCat(
-          "partitionKey applies to topics declared with partitions; '", stream, "' is not one")));
-    }
-  }
-  uint64_t bytes = 0;
-  for (const Event& event : body->events) bytes += event.payload.size();
-  PublishOptions options;
-  options.expected_last_sequence = body->expected_last_sequence;
-  absl::StatusOr<std::vector<Receipt>> receipts =
-      bus_.PublishBatch(stream, std::move(body->events), options);
-  if (!receipts.ok()) return Error(receipts.status(), stream);
-  metrics_.CountPublished(receipts->size(), bytes);
-  metrics_.publish_latency().Observe(absl::Now() - start);
-  return JsonResponse(201, body->was_array ? ReceiptsJson(*receipts)
-                                           : ReceiptJson(receipts->front()));
-}
-
-// A topic publish: each partition's part succeeds or fails on its own, so a
-// batch answers 201 when every event was stored and 207 with an error in
-// place of each failed event's receipt otherwise.
-HttpResponse Api::PublishToTopic(const std::string& topic, PublishBody body) {
-  if (body.expected_last_sequence) {
-    return ErrorResponse(InvalidArgument(
-        "expectedLastSequence applies to one stream, not to a partitioned topic"));
-  }
-  const bool was_array = body.was_array;
-  std::vector<uint64_t> bytes;
-  for (const Event& event : body.events) bytes.push_back(event.payload.size());
-  absl::StatusOr<std::vector<absl::StatusOr<Receipt>>> results =
-      keel::PublishToTopic(bus_, topic, std::move(body.events), body.partition_keys);
-  if (!results.ok()) return Error(results.status(), topic);
-  if (!was_array) {
-    const absl::StatusOr<Receipt>& only = results->front();
-    if (!only.ok()) return Error(only.status(), topic);
-    metrics_.CountPublished(1, bytes.front());
-    return JsonResponse(201, ReceiptJson(*only));
-  }
-  bool all_ok = true;
-  std::string out = "{\"receipts\":[";
-  for (size_t i = 0; i < results->size(); ++i) {
-    if (i > 0) out.push_back(',');
-    const absl::StatusOr<Receipt>& result = (*results)[i];
-    all_ok = all_ok && result.ok();
-    out += result.ok() ? ReceiptJson(*result) : ErrorResponse(result.status()).body;
-    if (result.ok()) metrics_.CountPublished(1, bytes[i]);
-  }
-  out += "]}";
-  return JsonResponse(all_ok ? 201 : 207, std::move(out));
 }
 
 HttpResponse Api::Replay(const std::string& stream, const HttpRequest& request) {

@@ -11,9 +11,14 @@
 #define KEEL_CMD_KEEL_SERVER_API_H_
 
 #include <atomic>
+#include <optional>
 #include <string>
+#include <variant>
+#include <vector>
 
 #include "absl/status/statusor.h"
+#include "absl/time/time.h"
+#include "absl/types/span.h"
 #include "cmd/keel/server/http_types.h"
 #include "cmd/keel/server/metrics.h"
 #include "cmd/keel/server/publish_body.h"
@@ -21,11 +26,35 @@
 
 namespace keel::server {
 
+// A publish request taken apart, to be committed alone or together with
+// other publishes to the same stream (Api::HandleAll).
+struct ParsedPublish {
+  const HttpRequest* request = nullptr;
+  std::string stream;
+  PublishBody body;
+  bool topic = false;      // The stream is a partitioned topic.
+  uint64_t bytes = 0;      // Payload bytes, for the metrics.
+  absl::Time start;        // When parsing began, for the latency metric.
+};
+
 class Api {
  public:
   Api(EventBus& bus, Metrics& metrics) : bus_(bus), metrics_(metrics) {}
 
   HttpResponse Handle(const HttpRequest& request);
+
+  // Answers `requests` as Handle would, one response for each (same index),
+  // but commits the publishes to one stream among them together, as one
+  // PublishBatch, in the order given: a server passes the requests its I/O
+  // thread read at once (from different connections, so in no defined order
+  // among themselves) to share one store write. Requests that cannot be
+  // joined are answered first, each alone. A joined publish answers as if
+  // alone; should the joined batch fail, each is retried alone, so a bad
+  // event fails only its own request.
+  std::vector<HttpResponse> HandleAll(absl::Span<const HttpRequest* const> requests);
+  // Whether `request` is a publish (POST /v1/streams/{stream}/events), the
+  // requests a server hands to HandleAll.
+  static bool IsPublish(const HttpRequest& request);
 
   bool IsSse(const HttpRequest& request) const;
   // The subscription an SSE request asks for: resume from Last-Event-ID,
@@ -41,7 +70,17 @@ class Api {
 
  private:
   HttpResponse Route(const HttpRequest& request);
+  // Counts the error code of a failed response.
+  HttpResponse Counted(HttpResponse response);
   HttpResponse Publish(const std::string& stream, const HttpRequest& request);
+  // Parses and checks a publish to `stream`: the publish, or the error answer.
+  std::variant<ParsedPublish, HttpResponse> ParsePublish(const std::string& stream,
+                                                         const HttpRequest& request);
+  // A well-formed publish to a plain stream without an expected last
+  // sequence; std::nullopt when `request` must be answered alone.
+  std::optional<ParsedPublish> ParseJoinable(const HttpRequest& request);
+  // Commits `publishes` (one stream, in order) as one PublishBatch.
+  std::vector<HttpResponse> PublishTogether(absl::Span<ParsedPublish> publishes);
   HttpResponse PublishToTopic(const std::string& topic, PublishBody body);
   HttpResponse Declare(const std::string& stream, const HttpRequest& request);
   HttpResponse Replay(const std::string& stream, const HttpRequest& request);

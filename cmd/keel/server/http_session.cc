@@ -40,25 +40,11 @@ absl::StatusOr<HttpRequest> Convert(http::request<http::string_body>& raw) {
   return request;
 }
 
-// A publish of one event (an object body, not an array). Batches stay on
-// the blocking pool even when they never wait for a disk: each costs far
-// more CPU than the hop, and there concurrent batches share group commits
-// while the I/O threads keep serving (measured: 100-event batches lost a
-// third of their rate when run on the two I/O threads).
-bool IsSingleEventPublish(const HttpRequest& request) {
-  const std::vector<std::string>& s = request.segments;
-  if (request.method != "POST" || s.size() != 4 || s[0] != "v1" || s[1] != "streams" ||
-      s[3] != "events") {
-    return false;
-  }
-  const size_t first = request.body.find_first_not_of(" \t\r\n");
-  return first != std::string::npos && request.body[first] == '{';
-}
-
 class HttpSession : public std::enable_shared_from_this<HttpSession> {
  public:
-  HttpSession(net::ip::tcp::socket socket, std::shared_ptr<ServerState> state)
-      : stream_(std::move(socket)), state_(std::move(state)) {}
+  HttpSession(net::ip::tcp::socket socket, std::shared_ptr<ServerState> state,
+              PublishCoalescer& publishes)
+      : stream_(std::move(socket)), state_(std::move(state)), publishes_(publishes) {}
 
   void Run() {
     net::dispatch(stream_.get_executor(), beast::bind_front_handler(&HttpSession::DoRead,
@@ -99,11 +85,16 @@ class HttpSession : public std::enable_shared_from_this<HttpSession> {
   }
 
   // Runs the handler on the blocking pool, then writes on the strand; a
-  // single-event publish that cannot wait for a disk runs here at once.
+  // publish joins the others read in the same pass (PublishCoalescer).
   void Dispatch(HttpRequest request) {
     state_->requests_in_flight.fetch_add(1);
-    if (state_->options.inline_publishes && IsSingleEventPublish(request)) {
-      return DoWrite(state_->api.Handle(request), /*counted=*/true);
+    if (Api::IsPublish(request)) {
+      return publishes_.Add(std::move(request), [self = shared_from_this()](
+                                                            HttpResponse response) {
+        net::dispatch(self->stream_.get_executor(), [self, response = std::move(response)]() mutable {
+          self->DoWrite(std::move(response), /*counted=*/true);
+        });
+      });
     }
     net::post(state_->blocking, [self = shared_from_this(), request = std::move(request)] {
       HttpResponse response = self->state_->api.Handle(request);
@@ -184,6 +175,7 @@ class HttpSession : public std::enable_shared_from_this<HttpSession> {
   beast::flat_buffer buffer_;
   std::optional<http::request_parser<http::string_body>> parser_;
   std::shared_ptr<ServerState> state_;
+  PublishCoalescer& publishes_;
   bool keep_alive_ = true;
   absl::Time started_;
   std::string request_line_;  // "METHOD target", for the request log.
@@ -191,8 +183,9 @@ class HttpSession : public std::enable_shared_from_this<HttpSession> {
 
 }  // namespace
 
-void StartHttpSession(net::ip::tcp::socket socket, std::shared_ptr<ServerState> state) {
-  std::make_shared<HttpSession>(std::move(socket), std::move(state))->Run();
+void StartHttpSession(net::ip::tcp::socket socket, std::shared_ptr<ServerState> state,
+                      PublishCoalescer& publishes) {
+  std::make_shared<HttpSession>(std::move(socket), std::move(state), publishes)->Run();
 }
 
 }  // namespace keel::server

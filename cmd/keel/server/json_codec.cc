@@ -67,7 +67,7 @@ std::string ReceiptJson(const Receipt& receipt) {
                       ",\"duplicate\":", receipt.duplicate ? "true" : "false", "}");
 }
 
-std::string ReceiptsJson(const std::vector<Receipt>& receipts) {
+std::string ReceiptsJson(absl::Span<const Receipt> receipts) {
   std::string out = "{\"receipts\":[";
   for (size_t i = 0; i < receipts.size(); ++i) {
     if (i > 0) out.push_back(',');

@@ -14,6 +14,7 @@
 
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
+#include "absl/types/span.h"
 #include "core/event.h"
 #include "core/event_bus.h"
 #include "core/replayer.h"
@@ -26,7 +27,7 @@ inline constexpr char kJsonContentType[] = "application/json";
 void AppendEventJson(const Event& event, uint64_t epoch, std::string& out);
 
 std::string ReceiptJson(const Receipt& receipt);
-std::string ReceiptsJson(const std::vector<Receipt>& receipts);
+std::string ReceiptsJson(absl::Span<const Receipt> receipts);
 std::string PageJson(const ReplayPage& page, absl::string_view stream, uint64_t epoch);
 std::string StreamInfoJson(const StreamInfo& info);
 std::string StreamListJson(const std::vector<StreamInfo>& infos);

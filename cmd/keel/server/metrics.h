@@ -27,6 +27,7 @@ class LatencyHistogram {
 
   void Observe(absl::Duration latency);
   void Render(absl::string_view name, absl::string_view help, std::string& out) const;
+  uint64_t count() const { return count_.load(std::memory_order_relaxed); }
 
  private:
   std::array<std::atomic<uint64_t>, kBucketsSeconds.size() + 1> buckets_{};  // Last is +Inf.

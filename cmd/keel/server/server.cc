@@ -1,5 +1,6 @@
 #include "cmd/keel/server/server.h"
 
+#include <algorithm>
 #include <thread>
 #include <vector>
 
@@ -24,10 +25,9 @@ class Server::Impl {
   Impl(ServerOptions options, Api& api, std::shared_ptr<Logger> logger)
       : sse_ioc_(options.sse_threads),
         state_(std::make_shared<ServerState>(std::move(options), api, std::move(logger))),
-        ioc_(state_->options.io_threads),
-        work_(net::make_work_guard(ioc_)),
+        io_(MakeIoThreads(*state_)),
         sse_work_(net::make_work_guard(sse_ioc_)),
-        acceptor_(net::make_strand(ioc_)) {
+        acceptor_(net::make_strand(io_.front()->context)) {
     state_->sse_io = &sse_ioc_;
   }
 
@@ -48,8 +48,8 @@ class Server::Impl {
     }
     port_ = acceptor_.local_endpoint().port();
     DoAccept();
-    StartTrimmer(ioc_, state_);
-    for (int i = 0; i < state_->options.io_threads; ++i) threads_.emplace_back([this] { ioc_.run(); });
+    StartTrimmer(io_.front()->context, state_);
+    for (auto& io : io_) threads_.emplace_back([&context = io->context] { context.run(); });
     for (int i = 0; i < state_->options.sse_threads; ++i) {
       threads_.emplace_back([this] { sse_ioc_.run(); });
     }
@@ -75,9 +75,11 @@ class Server::Impl {
       state_->logger->Warn(absl::StrCat("keel daemon: ", state_->sse_sessions.load(),
                                         " SSE sessions still open at shutdown; dropping them"));
     }
-    work_.reset();
+    for (auto& io : io_) {
+      io->work.reset();
+      io->context.stop();
+    }
     sse_work_.reset();
-    ioc_.stop();
     sse_ioc_.stop();
     for (std::thread& thread : threads_) thread.join();
     threads_.clear();
@@ -100,26 +102,50 @@ class Server::Impl {
     return true;
   }
 
+  // Connections go to the I/O threads in turn.
   void DoAccept() {
-    acceptor_.async_accept(net::make_strand(ioc_), [this](boost::system::error_code ec,
-                                                          tcp::socket socket) {
+    IoThread& io = *io_[next_io_++ % io_.size()];
+    acceptor_.async_accept(net::make_strand(io.context), [this, &io](boost::system::error_code ec,
+                                                                     tcp::socket socket) {
       if (ec == net::error::operation_aborted || !acceptor_.is_open()) return;
       if (!ec) {
         socket.set_option(tcp::no_delay(true), ec);
-        StartHttpSession(std::move(socket), state_);
+        StartHttpSession(std::move(socket), state_, io.publishes);
       }
       DoAccept();
     });
+  }
+
+  // One I/O context per thread: a handler's posts stay on its own thread,
+  // and no thread is woken to run work another thread queued (with one
+  // context shared by two threads, that cost two futex calls per request).
+  struct IoThread {
+    IoThread(ServerState& state)
+        : context(1),
+          work(net::make_work_guard(context)),
+          publishes(state.api, context, state.blocking, state.options.inline_publishes) {}
+    net::io_context context;
+    // Keeps the thread running while no socket operation is pending, e.g.
+    // when the only requests wait on the blocking pool after accepting
+    // stopped.
+    net::executor_work_guard<net::io_context::executor_type> work;
+    PublishCoalescer publishes;
+  };
+
+  static std::vector<std::unique_ptr<IoThread>> MakeIoThreads(ServerState& state) {
+    std::vector<std::unique_ptr<IoThread>> io;
+    for (int i = 0; i < std::max(1, state.options.io_threads); ++i) {
+      io.push_back(std::make_unique<IoThread>(state));
+    }
+    return io;
   }
 
   // First member, so it is destroyed last: SSE sessions still queued on it
   // at shutdown hold the state.
   net::io_context sse_ioc_;
   std::shared_ptr<ServerState> state_;
-  net::io_context ioc_;
-  // Keeps the I/O threads running while no socket operation is pending, e.g.
-  // when the only requests wait on the blocking pool after accepting stopped.
-  net::executor_work_guard<net::io_context::executor_type> work_;
+  std::vector<std::unique_ptr<IoThread>> io_;
+  size_t next_io_ = 0;  // Used on the acceptor's strand only.
   net::executor_work_guard<net::io_context::executor_type> sse_work_;  // Idle SSE threads stay.
   tcp::acceptor acceptor_;
   uint16_t port_ = 0;

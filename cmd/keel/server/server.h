@@ -1,7 +1,9 @@
 // Server: the daemon's HTTP/1.1 + SSE front end on Boost.Beast.
 //
 // I/O threads run the request/response sessions (one strand per connection,
-// one write in flight, bounded buffers). SSE sessions run on I/O threads of
+// one write in flight, bounded buffers), each on an I/O context of its own;
+// connections are handed to them in turn. The publishes one I/O thread reads
+// in one pass are committed together (PublishCoalescer). SSE sessions run on I/O threads of
 // their own (`sse_threads`), so that a publish's response never waits in
 // the same queue as the fan-out of thousands of SSE writes. Handlers that may block — publishes waiting for
 // their group commit and fsync, store reads — run on a separate blocking
@@ -54,9 +56,10 @@ struct ServerOptions {
   // fewer than `sse_batch` (at least 16), so that thousands of lagging
   // sessions catching up from the store do not each buffer two full pages.
   size_t sse_buffer_events = 1'000'000;
-  // Handle single-event publishes on the I/O thread instead of the blocking
-  // pool: for a bus whose publishes never wait for a disk (memory store,
-  // sync=none), where the two thread hops cost more than the publish.
+  // Commit publishes on the I/O thread instead of the blocking pool (when
+  // the bodies gathered in one pass are small): for a bus whose publishes
+  // never wait for a disk (memory store, sync=none), where the two thread
+  // hops cost more than the publish.
   bool inline_publishes = false;
   std::string cors_origin = "*";  // Access-Control-Allow-Origin; empty = none.
   absl::Duration trim_interval = absl::Seconds(1);  // How often to look for retention work.

@@ -9,12 +9,15 @@
 #include <boost/asio/ip/tcp.hpp>
 #include <boost/beast/core/tcp_stream.hpp>
 
+#include "cmd/keel/server/publish_coalescer.h"
 #include "cmd/keel/server/server_state.h"
 #include "core/subscription.h"
 
 namespace keel::server {
 
-void StartHttpSession(boost::asio::ip::tcp::socket socket, std::shared_ptr<ServerState> state);
+// `publishes` joins the publishes of the I/O thread that runs the session.
+void StartHttpSession(boost::asio::ip::tcp::socket socket, std::shared_ptr<ServerState> state,
+                      PublishCoalescer& publishes);
 
 // Takes over the connection of `stream`, moves it to a strand of the SSE
 // threads (ServerState::sse_io) and streams

@@ -1,0 +1,199 @@
+// The publish route of Api: POST /v1/streams/{stream}/events, alone
+// (Handle) or joined with the other publishes an I/O thread read at once
+// (HandleAll), and the per-partition publish of a topic.
+#include <map>
+
+#include "absl/strings/match.h"
+#include "absl/strings/str_cat.h"
+#include "cmd/keel/server/api.h"
+#include "cmd/keel/server/api_helpers.h"
+#include "cmd/keel/server/http_errors.h"
+#include "cmd/keel/server/json_codec.h"
+#include "core/errors.h"
+#include "core/publish_validation.h"
+#include "core/topic.h"
+
+namespace keel::server {
+namespace {
+
+// A joined batch stays well inside the bus's batch limits (10,000 events,
+// 16 MiB), so joining never turns acceptable publishes into a refused batch.
+constexpr size_t kMaxJoinedEvents = 1000;
+constexpr size_t kMaxJoinedBodyBytes = 1 << 20;
+
+}  // namespace
+
+bool Api::IsPublish(const HttpRequest& request) {
+  const std::vector<std::string>& s = request.segments;
+  return request.method == "POST" && s.size() == 4 && s[0] == "v1" && s[1] == "streams" &&
+         s[3] == "events";
+}
+
+HttpResponse Api::Publish(const std::string& stream, const HttpRequest& request) {
+  std::variant<ParsedPublish, HttpResponse> parsed = ParsePublish(stream, request);
+  if (HttpResponse* error = std::get_if<HttpResponse>(&parsed)) return std::move(*error);
+  ParsedPublish& publish = std::get<ParsedPublish>(parsed);
+  if (publish.topic) return PublishToTopic(stream, std::move(publish.body));
+  return std::move(PublishTogether(absl::MakeSpan(&publish, 1)).front());
+}
+
+std::variant<ParsedPublish, HttpResponse> Api::ParsePublish(const std::string& stream,
+                                                            const HttpRequest& request) {
+  ParsedPublish publish;
+  publish.start = absl::Now();
+  publish.request = &request;
+  publish.stream = stream;
+  if (!absl::StartsWithIgnoreCase(request.Header("content-type"), kJsonContentType)) {
+    return ErrorResponse(415, "unsupported_media_type",
+                         "publish bodies must be application/json");
+  }
+  absl::StatusOr<PublishBody> body =
+      ParsePublishBody(request.body, request.Header("idempotency-key"),
+                       request.Header("keel-expected-last-sequence"));
+  if (!body.ok()) return Error(body.status(), stream);
+  absl::StatusOr<StreamPolicy> policy = bus_.PolicyOf(stream);
+  if (!policy.ok()) return Error(policy.status(), stream);
+  publish.topic = policy->partitions > 0;
+  for (const std::string& key : body->partition_keys) {
+    if (!publish.topic && !key.empty()) {
+      return ErrorResponse(InvalidArgument(absl::StrCat(
+          "partitionKey applies to topics declared with partitions; '", stream, "' is not one")));
+    }
+  }
+  for (const Event& event : body->events) publish.bytes += event.payload.size();
+  publish.body = *std::move(body);
+  return publish;
+}
+
+std::optional<ParsedPublish> Api::ParseJoinable(const HttpRequest& request) {
+  if (!IsPublish(request) || !ValidateStreamName(request.segments[2]).ok()) return std::nullopt;
+  std::variant<ParsedPublish, HttpResponse> parsed = ParsePublish(request.segments[2], request);
+  ParsedPublish* publish = std::get_if<ParsedPublish>(&parsed);
+  if (publish == nullptr || publish->topic || publish->body.expected_last_sequence) {
+    return std::nullopt;
+  }
+  return std::move(*publish);
+}
+
+std::vector<HttpResponse> Api::PublishTogether(absl::Span<ParsedPublish> publishes) {
+  const std::string& stream = publishes.front().stream;
+  std::vector<Event> events;
+  size_t total = 0;
+  for (const ParsedPublish& publish : publishes) total += publish.body.events.size();
+  events.reserve(total);
+  for (ParsedPublish& publish : publishes) {
+    for (Event& event : publish.body.events) events.push_back(std::move(event));
+  }
+  PublishOptions options;
+  if (publishes.size() == 1) {
+    options.expected_last_sequence = publishes.front().body.expected_last_sequence;
+  }
+  absl::StatusOr<std::vector<Receipt>> receipts =
+      bus_.PublishBatch(stream, std::move(events), options);
+  std::vector<HttpResponse> responses;
+  responses.reserve(publishes.size());
+  if (!receipts.ok() && publishes.size() == 1) {
+    responses.push_back(Error(receipts.status(), stream));
+    return responses;
+  }
+  if (!receipts.ok()) {
+    // Nothing was stored (a failed batch consumes no sequence); each
+    // publish now gets the answer it would have had alone.
+    for (const ParsedPublish& publish : publishes) responses.push_back(Route(*publish.request));
+    return responses;
+  }
+  const absl::Span<const Receipt> all(*receipts);
+  size_t at = 0;
+  for (const ParsedPublish& publish : publishes) {
+    const size_t count = publish.body.events.size();  // Moved from, not resized.
+    const absl::Span<const Receipt> mine = all.subspan(at, count);
+    at += count;
+    metrics_.CountPublished(count, publish.bytes);
+    metrics_.publish_latency().Observe(absl::Now() - publish.start);
+    responses.push_back(
+        JsonResponse(201, publish.body.was_array ? ReceiptsJson(mine) : ReceiptJson(mine[0])));
+  }
+  return responses;
+}
+
+std::vector<HttpResponse> Api::HandleAll(absl::Span<const HttpRequest* const> requests) {
+  std::vector<HttpResponse> responses(requests.size());
+  // Joinable publishes by stream, in arrival order within each stream.
+  std::map<absl::string_view, std::vector<size_t>> by_stream;
+  std::vector<std::optional<ParsedPublish>> parsed(requests.size());
+  for (size_t i = 0; i < requests.size(); ++i) {
+    parsed[i] = ParseJoinable(*requests[i]);
+    if (!parsed[i]) {
+      responses[i] = Handle(*requests[i]);
+      continue;
+    }
+    metrics_.CountRequest();
+    by_stream[requests[i]->segments[2]].push_back(i);
+  }
+  for (const auto& entry : by_stream) {
+    const std::vector<size_t>& indices = entry.second;
+    std::vector<ParsedPublish> group;
+    std::vector<size_t> group_indices;
+    size_t events = 0;
+    size_t bytes = 0;
+    auto commit = [&] {
+      std::vector<HttpResponse> answers = PublishTogether(absl::MakeSpan(group));
+      for (size_t k = 0; k < answers.size(); ++k) {
+        responses[group_indices[k]] = Counted(std::move(answers[k]));
+      }
+      group.clear();
+      group_indices.clear();
+      events = bytes = 0;
+    };
+    for (size_t i : indices) {
+      const size_t more_events = parsed[i]->body.events.size();
+      const size_t more_bytes = requests[i]->body.size();
+      if (!group.empty() &&
+          (events + more_events > kMaxJoinedEvents || bytes + more_bytes > kMaxJoinedBodyBytes)) {
+        commit();
+      }
+      events += more_events;
+      bytes += more_bytes;
+      group.push_back(*std::move(parsed[i]));
+      group_indices.push_back(i);
+    }
+    commit();
+  }
+  return responses;
+}
+
+// A topic publish: each partition's part succeeds or fails on its own, so a
+// batch answers 201 when every event was stored and 207 with an error in
+// place of each failed event's receipt otherwise.
+HttpResponse Api::PublishToTopic(const std::string& topic, PublishBody body) {
+
+  if (body.expected_last_sequence) {
+    return ErrorResponse(InvalidArgument(
+        "expectedLastSequence applies to one stream, not to a partitioned topic"));
+  }
+  const bool was_array = body.was_array;
+  std::vector<uint64_t> bytes;
+  for (const Event& event : body.events) bytes.push_back(event.payload.size());
+  absl::StatusOr<std::vector<absl::StatusOr<Receipt>>> results =
+      keel::PublishToTopic(bus_, topic, std::move(body.events), body.partition_keys);
+  if (!results.ok()) return Error(results.status(), topic);
+  if (!was_array) {
+    const absl::StatusOr<Receipt>& only = results->front();
+    if (!only.ok()) return Error(only.status(), topic);
+    metrics_.CountPublished(1, bytes.front());
+    return JsonResponse(201, ReceiptJson(*only));
+  }
+  bool all_ok = true;
+  std::string out = "{\"receipts\":[";
+  for (size_t i = 0; i < results->size(); ++i) {
+    if (i > 0) out.push_back(',');
+    const absl::StatusOr<Receipt>& result = (*results)[i];
+    all_ok = all_ok && result.ok();
+    out += result.ok() ? ReceiptJson(*result) : ErrorResponse(result.status()).body;
+    if (result.ok()) metrics_.CountPublished(1, bytes[i]);
+  }
+  out += "]}";
+  return JsonResponse(all_ok ? 201 : 207, std::move(out));
+}
+
+}  // namespace keel::server

@@ -1,0 +1,43 @@
+#include "cmd/keel/server/publish_coalescer.h"
+
+#include <utility>
+
+#include <boost/asio/post.hpp>
+
+namespace keel::server {
+
+void PublishCoalescer::Add(HttpRequest request, Reply reply) {
+  bool post = false;
+  {
+    MutexLock lock(&mu_);
+    pending_bytes_ += request.body.size();
+    pending_.push_back(Pending{std::move(request), std::move(reply)});
+    post = !std::exchange(flush_posted_, true);
+  }
+  if (post) boost::asio::post(io_, [this] { Flush(); });
+}
+
+void PublishCoalescer::Flush() {
+  std::vector<Pending> batch;
+  size_t bytes = 0;
+  {
+    MutexLock lock(&mu_);
+    batch.swap(pending_);
+    bytes = std::exchange(pending_bytes_, 0);
+    flush_posted_ = false;
+  }
+  if (commit_inline_ && bytes <= kInlineBodyBytes) return Commit(api_, std::move(batch));
+  boost::asio::post(blocking_, [&api = api_, batch = std::move(batch)]() mutable {
+    Commit(api, std::move(batch));
+  });
+}
+
+void PublishCoalescer::Commit(Api& api, std::vector<Pending> batch) {
+  std::vector<const HttpRequest*> requests;
+  requests.reserve(batch.size());
+  for (const Pending& pending : batch) requests.push_back(&pending.request);
+  std::vector<HttpResponse> responses = api.HandleAll(requests);
+  for (size_t i = 0; i < batch.size(); ++i) batch[i].reply(std::move(responses[i]));
+}
+
+}  // namespace keel::server

@@ -1,0 +1,72 @@
+// PublishCoalescer: gathers the publishes the I/O threads read in one pass
+// and answers them with one Api::HandleAll, so that publishes to one stream
+// share one store write (and, with sync=always, one fsync).
+//
+// A session hands a publish to Add() and gets its response through the
+// callback. The first Add() after a flush posts the next flush to the I/O
+// context: it runs after the handlers already queued there, i.e. after the
+// other reads completed by the same poll, and takes everything gathered by
+// then. A lone publish therefore waits for nothing but the handlers that
+// were ready anyway. The flush commits on the I/O thread when the server's
+// publishes never wait for a disk (ServerOptions::inline_publishes) and the
+// gathered bodies are small; otherwise on the blocking pool, where the next
+// flushes keep gathering while one waits for its fsync, and the bus's group
+// commit joins those that overlap.
+//
+// Thread safety: Add may be called from any thread.
+#ifndef KEEL_CMD_KEEL_SERVER_PUBLISH_COALESCER_H_
+#define KEEL_CMD_KEEL_SERVER_PUBLISH_COALESCER_H_
+
+#include <cstddef>
+#include <functional>
+#include <vector>
+
+#include <boost/asio/io_context.hpp>
+#include <boost/asio/thread_pool.hpp>
+
+#include "absl/base/thread_annotations.h"
+#include "cmd/keel/server/api.h"
+#include "cmd/keel/server/http_types.h"
+#include "core/mutex.h"
+
+namespace keel::server {
+
+class PublishCoalescer {
+ public:
+  using Reply = std::function<void(HttpResponse)>;
+
+  // Bodies a flush commits on the I/O thread at most; more go to the pool,
+  // so parsing large batches never holds up an I/O thread's other sessions.
+  static constexpr size_t kInlineBodyBytes = 64 * 1024;
+
+  PublishCoalescer(Api& api, boost::asio::io_context& io, boost::asio::thread_pool& blocking,
+                   bool commit_inline)
+      : api_(api), io_(io), blocking_(blocking), commit_inline_(commit_inline) {}
+
+  // Queues `request` (a publish, Api::IsPublish) for the next flush;
+  // `reply` gets its response on the thread that committed it.
+  void Add(HttpRequest request, Reply reply);
+
+ private:
+  struct Pending {
+    HttpRequest request;
+    Reply reply;
+  };
+
+  void Flush();
+  static void Commit(Api& api, std::vector<Pending> batch);
+
+  Api& api_;
+  boost::asio::io_context& io_;
+  boost::asio::thread_pool& blocking_;
+  const bool commit_inline_;
+
+  Mutex mu_;
+  std::vector<Pending> pending_ ABSL_GUARDED_BY(mu_);
+  size_t pending_bytes_ ABSL_GUARDED_BY(mu_) = 0;
+  bool flush_posted_ ABSL_GUARDED_BY(mu_) = false;
+};
+
+}  // namespace keel::server
+
+#endif  // KEEL_CMD_KEEL_SERVER_PUBLISH_COALESCER_H_

@@ -1,8 +1,19 @@
 #include "cmd/keel/bench/http_load.h"
 
+#include <arpa/inet.h>
+#include <fcntl.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <poll.h>
+#include <sys/epoll.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
 #include <atomic>
+#include <cerrno>
 #include <chrono>
 #include <cstring>
+#include <memory>
 #include <thread>
 #include <vector>
 
@@ -52,25 +63,6 @@ long ParseResponse(const char* data, size_t size, int& status) {
   return static_cast<long>(head + body);
 }
 
-class Load;
-
-class Connection {
- public:
-  Connection(Load& load, net::io_context& ioc) : load_(load), socket_(ioc) {}
-  void Start(const tcp::endpoint& endpoint);
-
- private:
-  void Send();
-  void Read();
-  void OnBytes(size_t n);
-  void Fail(const boost::system::error_code& ec);
-
-  Load& load_;
-  tcp::socket socket_;
-  std::vector<char> buffer_ = std::vector<char>(64 * 1024);
-  size_t filled_ = 0;
-};
-
 class Load {
  public:
   explicit Load(const LoadOptions& options) : options(options) {}
@@ -107,66 +99,120 @@ class Load {
   }
 };
 
-void Connection::Start(const tcp::endpoint& endpoint) {
-  socket_.async_connect(endpoint, [this](const boost::system::error_code& ec) {
-    if (ec) return Fail(ec);
-    socket_.set_option(tcp::no_delay(true));
-    socket_.non_blocking(true);  // Read() never blocks the client thread.
-    Send();
-  });
-}
-
-void Connection::Send() {
-  if (!load_.Claim()) {
-    boost::system::error_code ignored;
-    socket_.close(ignored);
-    return;
+// One client thread: its connections on one epoll set, level-triggered, like
+// redis-benchmark's event loop, so that a response costs one recv and the
+// next request one send (Asio's reactor adds a third system call per
+// response: a read that finds nothing yet, or a re-arm of the descriptor).
+class LoadThread {
+ public:
+  explicit LoadThread(Load& load) : load_(load), epoll_fd_(epoll_create1(EPOLL_CLOEXEC)) {}
+  ~LoadThread() {
+    for (auto& connection : connections_) Close(*connection);
+    if (epoll_fd_ >= 0) close(epoll_fd_);
   }
-  net::async_write(socket_, net::buffer(load_.options.request),
-                   [this](const boost::system::error_code& ec, size_t) {
-                     if (ec) return Fail(ec);
-                     Read();
-                   });
-}
 
-// Waits for the socket to become readable, then reads what is there: an
-// immediate read would almost always find nothing yet (the server has just
-// been sent the request) and cost a system call per response, which
-// redis-benchmark's event loop does not pay either.
-void Connection::Read() {
-  socket_.async_wait(tcp::socket::wait_read, [this](const boost::system::error_code& ec) {
-    if (ec) return Fail(ec);
-    if (filled_ == buffer_.size()) buffer_.resize(buffer_.size() * 2);
-    boost::system::error_code read_ec;
-    const size_t n =
-        socket_.read_some(net::buffer(buffer_.data() + filled_, buffer_.size() - filled_), read_ec);
-    if (read_ec == net::error::would_block) return Read();
-    if (read_ec) return Fail(read_ec);
-    OnBytes(n);
-  });
-}
-
-void Connection::OnBytes(size_t n) {
-  filled_ += n;
-  int status = 0;
-  const long used = ParseResponse(buffer_.data(), filled_, status);
-  if (used < 0) return Fail(boost::asio::error::invalid_argument);
-  if (used == 0) return Read();
-  load_.Count(status, buffer_.data(), static_cast<size_t>(used));
-  std::memmove(buffer_.data(), buffer_.data() + used, filled_ - static_cast<size_t>(used));
-  filled_ -= static_cast<size_t>(used);
-  Send();
-}
-
-void Connection::Fail(const boost::system::error_code& ec) {
-  load_.io_errors.fetch_add(1, std::memory_order_relaxed);
-  {
-    keel::MutexLock lock(&load_.mu);
-    if (load_.first_error.empty()) load_.first_error = ec.message();
+  // Opens one more keep-alive connection (blocking connect, then
+  // non-blocking I/O).
+  absl::Status Connect(const sockaddr_in& address) {
+    auto connection = std::make_unique<Connection>();
+    connection->fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    if (connection->fd < 0) return Errno("socket");
+    const int fd = connection->fd;
+    connections_.push_back(std::move(connection));
+    ++open_;  // Closed, and so counted out, by the destructor should the rest fail.
+    if (connect(fd, reinterpret_cast<const sockaddr*>(&address), sizeof(address)) != 0) {
+      return Errno("connect");
+    }
+    const int one = 1;
+    setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
+    fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK);
+    epoll_event event{};
+    event.events = EPOLLIN;
+    event.data.ptr = connections_.back().get();
+    if (epoll_ctl(epoll_fd_, EPOLL_CTL_ADD, fd, &event) != 0) return Errno("epoll_ctl");
+    return absl::OkStatus();
   }
-  boost::system::error_code ignored;
-  socket_.close(ignored);
-}
+
+  // Sends the first requests and serves responses until every connection
+  // has closed (the run stopped, or its requests were all sent).
+  void Run() {
+    for (auto& connection : connections_) Send(*connection);
+    epoll_event events[128];
+    while (open_ > 0) {
+      const int n = epoll_wait(epoll_fd_, events, 128, 100);
+      for (int i = 0; i < n; ++i) OnReadable(*static_cast<Connection*>(events[i].data.ptr));
+    }
+  }
+
+ private:
+  struct Connection {
+    int fd = -1;
+    std::vector<char> buffer = std::vector<char>(64 * 1024);
+    size_t filled = 0;
+  };
+
+  static absl::Status Errno(absl::string_view what) {
+    return absl::UnavailableError(absl::StrCat("load: ", what, ": ", std::strerror(errno)));
+  }
+
+  void Send(Connection& connection) {
+    if (connection.fd < 0) return;
+    if (!load_.Claim()) return Close(connection);
+    const std::string& request = load_.options.request;
+    size_t sent = 0;
+    while (sent < request.size()) {
+      const ssize_t n =
+          send(connection.fd, request.data() + sent, request.size() - sent, MSG_NOSIGNAL);
+      if (n > 0) {
+        sent += static_cast<size_t>(n);
+      } else if (n < 0 && errno == EAGAIN) {
+        pollfd writable{connection.fd, POLLOUT, 0};
+        poll(&writable, 1, 1000);
+      } else {
+        return Fail(connection, "send");
+      }
+    }
+  }
+
+  void OnReadable(Connection& connection) {
+    std::vector<char>& buffer = connection.buffer;
+    if (connection.filled == buffer.size()) buffer.resize(buffer.size() * 2);
+    const ssize_t n = recv(connection.fd, buffer.data() + connection.filled,
+                           buffer.size() - connection.filled, 0);
+    if (n < 0 && errno == EAGAIN) return;
+    if (n <= 0) return Fail(connection, n == 0 ? "connection closed by the server" : "recv");
+    connection.filled += static_cast<size_t>(n);
+    int status = 0;
+    const long used = ParseResponse(buffer.data(), connection.filled, status);
+    if (used < 0) return Fail(connection, "malformed response");
+    if (used == 0) return;  // More to come.
+    load_.Count(status, buffer.data(), static_cast<size_t>(used));
+    std::memmove(buffer.data(), buffer.data() + used, connection.filled - static_cast<size_t>(used));
+    connection.filled -= static_cast<size_t>(used);
+    Send(connection);
+  }
+
+  void Fail(Connection& connection, absl::string_view what) {
+    load_.io_errors.fetch_add(1, std::memory_order_relaxed);
+    {
+      keel::MutexLock lock(&load_.mu);
+      if (load_.first_error.empty()) load_.first_error = std::string(what);
+    }
+    Close(connection);
+  }
+
+  void Close(Connection& connection) {
+    if (connection.fd < 0) return;
+    close(connection.fd);
+    connection.fd = -1;
+    --open_;
+  }
+
+  Load& load_;
+  const int epoll_fd_;
+  std::vector<std::unique_ptr<Connection>> connections_;
+  int open_ = 0;  // Connections not yet closed.
+};
 
 }  // namespace
 
@@ -181,20 +227,24 @@ absl::StatusOr<LoadResult> RunHttpLoad(const LoadOptions& options) {
   if (options.connections < 1 || options.threads < 1 || options.request.empty()) {
     return absl::InvalidArgumentError("load: connections, threads and request are required");
   }
-  boost::system::error_code ec;
-  const tcp::endpoint endpoint(net::ip::make_address(options.host, ec), options.port);
-  if (ec) return absl::InvalidArgumentError(absl::StrCat("load: bad host ", options.host));
+  sockaddr_in address{};
+  address.sin_family = AF_INET;
+  address.sin_port = htons(options.port);
+  if (inet_pton(AF_INET, options.host.c_str(), &address.sin_addr) != 1) {
+    return absl::InvalidArgumentError(absl::StrCat("load: bad IPv4 host ", options.host));
+  }
   Load load(options);
-  net::io_context ioc(options.threads);
-  std::vector<std::unique_ptr<Connection>> connections;
+  std::vector<std::unique_ptr<LoadThread>> loaders;
+  for (int i = 0; i < options.threads; ++i) loaders.push_back(std::make_unique<LoadThread>(load));
   for (int i = 0; i < options.connections; ++i) {
-    connections.push_back(std::make_unique<Connection>(load, ioc));
-    connections.back()->Start(endpoint);
+    if (absl::Status connected = loaders[i % options.threads]->Connect(address); !connected.ok()) {
+      return connected;
+    }
   }
   using Clock = std::chrono::steady_clock;
   const Clock::time_point begin = Clock::now();
   std::vector<std::thread> threads;
-  for (int i = 0; i < options.threads; ++i) threads.emplace_back([&ioc] { ioc.run(); });
+  for (auto& loader : loaders) threads.emplace_back([&loader] { loader->Run(); });
 
   LoadResult result;
   if (options.total_requests == 0) {

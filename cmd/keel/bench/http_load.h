@@ -1,7 +1,7 @@
 // An HTTP/1.1 load generator for `keel bench http` and `keel bench sse`.
 //
-// RunHttpLoad opens `connections` keep-alive connections on Asio, driven by
-// `threads` client threads, and on each sends one fixed request, reads the
+// RunHttpLoad opens `connections` keep-alive connections, served by
+// `threads` client threads (an epoll loop each), and on each sends one fixed request, reads the
 // response (status line, Content-Length, body) and sends the next: one
 // request in flight per connection, as redis-benchmark does without -P. The
 // request bytes are prepared once, so the client costs little CPU per

@@ -26,17 +26,28 @@ void PublishCoalescer::Flush() {
     bytes = std::exchange(pending_bytes_, 0);
     flush_posted_ = false;
   }
-  if (commit_inline_ && bytes <= kInlineBodyBytes) return Commit(api_, std::move(batch));
-  boost::asio::post(blocking_, [&api = api_, batch = std::move(batch)]() mutable {
-    Commit(api, std::move(batch));
+  if (commit_inline_ && bytes <= kInlineBodyBytes) {
+    std::vector<HttpResponse> responses = Commit(api_, batch);
+    return Answer(batch, std::move(responses));
+  }
+  boost::asio::post(blocking_, [this, batch = std::move(batch)]() mutable {
+    std::vector<HttpResponse> responses = Commit(api_, batch);
+    // One hand-off back to the I/O thread for the whole batch, not one per
+    // response: each cross-thread post contends for the I/O context's lock.
+    boost::asio::post(io_, [batch = std::move(batch), responses = std::move(responses)]() mutable {
+      Answer(batch, std::move(responses));
+    });
   });
 }
 
-void PublishCoalescer::Commit(Api& api, std::vector<Pending> batch) {
+std::vector<HttpResponse> PublishCoalescer::Commit(Api& api, const std::vector<Pending>& batch) {
   std::vector<const HttpRequest*> requests;
   requests.reserve(batch.size());
   for (const Pending& pending : batch) requests.push_back(&pending.request);
-  std::vector<HttpResponse> responses = api.HandleAll(requests);
+  return api.HandleAll(requests);
+}
+
+void PublishCoalescer::Answer(std::vector<Pending>& batch, std::vector<HttpResponse> responses) {
   for (size_t i = 0; i < batch.size(); ++i) batch[i].reply(std::move(responses[i]));
 }
 

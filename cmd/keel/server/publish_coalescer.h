@@ -44,7 +44,7 @@ class PublishCoalescer {
       : api_(api), io_(io), blocking_(blocking), commit_inline_(commit_inline) {}
 
   // Queues `request` (a publish, Api::IsPublish) for the next flush;
-  // `reply` gets its response on the thread that committed it.
+  // `reply` gets its response on this coalescer's I/O thread.
   void Add(HttpRequest request, Reply reply);
 
  private:
@@ -54,7 +54,8 @@ class PublishCoalescer {
   };
 
   void Flush();
-  static void Commit(Api& api, std::vector<Pending> batch);
+  static std::vector<HttpResponse> Commit(Api& api, const std::vector<Pending>& batch);
+  static void Answer(std::vector<Pending>& batch, std::vector<HttpResponse> responses);
 
   Api& api_;
   boost::asio::io_context& io_;

@@ -36,8 +36,11 @@ class PublishCoalescer {
   using Reply = std::function<void(HttpResponse)>;
 
   // Bodies a flush commits on the I/O thread at most; more go to the pool,
-  // so parsing large batches never holds up an I/O thread's other sessions.
-  static constexpr size_t kInlineBodyBytes = 64 * 1024;
+  // so that a burst of large batches holds up an I/O thread's other
+  // sessions for tens of milliseconds at most. (Below it, inline is faster
+  // even for 100-event batches: 0.30-0.32M against 0.26-0.28M events/s at
+  // 64 KiB, BENCHMARKS.md.)
+  static constexpr size_t kInlineBodyBytes = 4 * 1024 * 1024;
 
   PublishCoalescer(Api& api, boost::asio::io_context& io, boost::asio::thread_pool& blocking,
                    bool commit_inline)

@@ -56,8 +56,8 @@ struct ServerOptions {
   // fewer than `sse_batch` (at least 16), so that thousands of lagging
   // sessions catching up from the store do not each buffer two full pages.
   size_t sse_buffer_events = 1'000'000;
-  // Commit publishes on the I/O thread instead of the blocking pool (when
-  // the bodies gathered in one pass are small): for a bus whose publishes
+  // Commit publishes on the I/O thread instead of the blocking pool (unless
+  // the bodies gathered in one pass are large): for a bus whose publishes
   // never wait for a disk (memory store, sync=none), where the two thread
   // hops cost more than the publish.
   bool inline_publishes = false;

@@ -1,7 +1,8 @@
-// HTTP/1.1 session, after Beast's advanced server: one strand per
-// connection, one request and one write in flight, parser limits on header
-// and body size, an idle timeout. Handlers run on the blocking pool; the
-// response is written back on the strand.
+// HTTP/1.1 session, after Beast's advanced server: one request and one
+// write in flight, parser limits on header and body size, an idle timeout.
+// The session's handlers all run on its I/O thread's context (one thread,
+// so no strand is needed); handlers that may block run on the blocking
+// pool, and the response is written back on the session's context.
 #include <boost/asio/dispatch.hpp>
 #include <boost/asio/post.hpp>
 #include <boost/beast/core.hpp>
@@ -12,6 +13,7 @@
 #include "absl/strings/str_cat.h"
 #include "cmd/keel/server/http_errors.h"
 #include "cmd/keel/server/sessions.h"
+#include "cmd/keel/server/wire_response.h"
 
 namespace keel::server {
 namespace {
@@ -84,7 +86,7 @@ class HttpSession : public std::enable_shared_from_this<HttpSession> {
     Dispatch(*std::move(request));
   }
 
-  // Runs the handler on the blocking pool, then writes on the strand; a
+  // Runs the handler on the blocking pool, then writes on the I/O thread; a
   // publish joins the others read in the same pass (PublishCoalescer).
   void Dispatch(HttpRequest request) {
     state_->requests_in_flight.fetch_add(1);
@@ -147,23 +149,15 @@ class HttpSession : public std::enable_shared_from_this<HttpSession> {
 
   void DoWrite(HttpResponse response, bool counted) {
     LogRequest(response.status);
-    auto message = std::make_shared<http::response<http::string_body>>(
-        static_cast<http::status>(response.status), 11);
-    message->set(http::field::content_type, response.content_type);
-    if (!state_->options.cors_origin.empty()) {
-      message->set(http::field::access_control_allow_origin, state_->options.cors_origin);
-    }
-    for (const auto& [name, value] : response.headers) message->set(name, value);
-    message->keep_alive(keep_alive_ && !state_->draining.load());
-    message->body() = std::move(response.body);
-    message->prepare_payload();
-    http::async_write(stream_, *message,
-                      [self = shared_from_this(), message, counted](beast::error_code ec,
-                                                                    std::size_t) {
-                        if (counted) self->state_->requests_in_flight.fetch_sub(1);
-                        if (ec || !message->keep_alive()) return self->Close();
-                        self->DoRead();
-                      });
+    const bool keep_alive = keep_alive_ && !state_->draining.load();
+    out_ = WireResponse(response, state_->options.cors_origin, keep_alive);
+    net::async_write(stream_, net::buffer(out_),
+                     [self = shared_from_this(), counted, keep_alive](beast::error_code ec,
+                                                                      std::size_t) {
+                       if (counted) self->state_->requests_in_flight.fetch_sub(1);
+                       if (ec || !keep_alive) return self->Close();
+                       self->DoRead();
+                     });
   }
 
   void Close() {
@@ -173,6 +167,7 @@ class HttpSession : public std::enable_shared_from_this<HttpSession> {
 
   beast::tcp_stream stream_;
   beast::flat_buffer buffer_;
+  std::string out_;  // The response being written (one write in flight).
   std::optional<http::request_parser<http::string_body>> parser_;
   std::shared_ptr<ServerState> state_;
   PublishCoalescer& publishes_;

@@ -105,8 +105,8 @@ class Server::Impl {
   // Connections go to the I/O threads in turn.
   void DoAccept() {
     IoThread& io = *io_[next_io_++ % io_.size()];
-    acceptor_.async_accept(net::make_strand(io.context), [this, &io](boost::system::error_code ec,
-                                                                     tcp::socket socket) {
+    acceptor_.async_accept(io.context, [this, &io](boost::system::error_code ec,
+                                                   tcp::socket socket) {
       if (ec == net::error::operation_aborted || !acceptor_.is_open()) return;
       if (!ec) {
         socket.set_option(tcp::no_delay(true), ec);
@@ -119,6 +119,8 @@ class Server::Impl {
   // One I/O context per thread: a handler's posts stay on its own thread,
   // and no thread is woken to run work another thread queued (with one
   // context shared by two threads, that cost two futex calls per request).
+  // A connection's handlers all run on its context's one thread, so they
+  // never run concurrently and need no strand.
   struct IoThread {
     IoThread(ServerState& state)
         : context(1),

@@ -1,7 +1,7 @@
 // Server: the daemon's HTTP/1.1 + SSE front end on Boost.Beast.
 //
-// I/O threads run the request/response sessions (one strand per connection,
-// one write in flight, bounded buffers), each on an I/O context of its own;
+// I/O threads run the request/response sessions (one write in flight per
+// connection, bounded buffers), each on an I/O context of its own;
 // connections are handed to them in turn. The publishes one I/O thread reads
 // in one pass are committed together (PublishCoalescer). SSE sessions run on I/O threads of
 // their own (`sse_threads`), so that a publish's response never waits in

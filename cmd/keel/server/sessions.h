@@ -1,5 +1,5 @@
 // Internal: entry points of the two session kinds (http_session.cc,
-// sse_session.cc). An HTTP session reads requests on its strand; an SSE
+// sse_session.cc). An HTTP session reads requests on its I/O thread; an SSE
 // request turns the connection into an SSE session.
 #ifndef KEEL_CMD_KEEL_SERVER_SESSIONS_H_
 #define KEEL_CMD_KEEL_SERVER_SESSIONS_H_

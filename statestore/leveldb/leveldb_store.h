@@ -5,12 +5,7 @@
 //   path                required; the database directory.
 //   block_cache_bytes   LRU cache of uncompressed blocks; default 8 MiB.
 //   write_buffer_bytes  memtable size before a flush to disk, 64 KiB..1 GiB;
-//                       default 32 MiB (LevelDB's own is 4 MiB): fewer, larger
-//                       level-0 files mean less background compaction for a
-//                       busy stream, whose head record puts every flush in
-//                       the same key range (HTTP batches: +10-15% events/s,
-//                       BENCHMARKS.md); memory is at most two memtables, and
-//                       a crash replays at most one from the log.
+//                       default 4 MiB.
 //   compression         "snappy" (default) or "none".
 //   create_if_missing   default true; false makes Open fail when the
 //                       database does not exist.

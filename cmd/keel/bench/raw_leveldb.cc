@@ -18,7 +18,7 @@ absl::StatusOr<std::unique_ptr<RawLevelDb>> RawLevelDb::Open(const std::string& 
   raw->cache_.reset(leveldb::NewLRUCache(8 << 20));
   leveldb::Options options;
   options.create_if_missing = true;
-  options.write_buffer_size = 32 << 20;  // The leveldb store's default.
+  options.write_buffer_size = 4 << 20;
   options.block_cache = raw->cache_.get();
   options.filter_policy = raw->filter_.get();
   options.compression = leveldb::kSnappyCompression;

@@ -18,12 +18,6 @@ void CpuRelax() {
 #endif
 }
 
-// What an append counts for in the linger: its events (a publish that joined
-// several requests brings all of them back), 1 for maintenance.
-size_t Weight(const PendingAppend& append) {
-  return append.events != nullptr ? std::max<size_t>(1, append.events->size()) : 1;
-}
-
 }  // namespace
 
 absl::Status GroupCommitter::Submit(PendingAppend& append) {
@@ -38,7 +32,7 @@ bool GroupCommitter::Enqueue(PendingAppend& append) {
   queue_.push_back(&append);
   queued_bytes_ += append.bytes;
   if (returning_ > 0) {
-    returning_ -= std::min(returning_, Weight(append));
+    --returning_;
     if (lingering_ && (returning_ == 0 || queued_bytes_ >= max_group_bytes_)) {
       linger_cv_.notify_one();
     }
@@ -106,8 +100,7 @@ absl::Status GroupCommitter::Lead(PendingAppend& append) {
   queue_.erase(queue_.begin(), queue_.begin() + static_cast<ptrdiff_t>(group.size()));
   queued_bytes_ -= bytes;
   last_commit_ = took;
-  returning_ = 0;
-  for (const PendingAppend* member : group) returning_ += Weight(*member);
+  returning_ = group.size();
   PendingAppend* next = queue_.empty() ? nullptr : queue_.front();
   lock.unlock();
 

@@ -11,8 +11,7 @@
 // the disk), the next leader waits a little — until as many appends have
 // queued since that commit as it had members (the members coming back, or
 // others), the byte budget is full, or min(kMaxLinger, previous commit / 2)
-// has passed — before it takes its group. Appends count by their events
-// here, so a publish that joined many requests waits for all of them. Without it, the members of group k come back during commit k+1 and
+// has passed — before it takes its group. Without it, the members of group k come back during commit k+1 and
 // groups alternate between few and many members. A publisher that publishes
 // alone never lingers: it is the only member of the previous group, so it is
 // back as soon as it queues. Fast commits (no fsync) never linger.
@@ -115,7 +114,7 @@ class GroupCommitter {
   std::deque<PendingAppend*> queue_;
   size_t queued_bytes_ = 0;
   size_t next_slot_ = 0;
-  size_t returning_ = 0;  // Events of the last group minus events queued since.
+  size_t returning_ = 0;  // Size of the last group minus appends queued since.
   bool lingering_ = false;
   Duration last_commit_{};
 };

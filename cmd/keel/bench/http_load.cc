@@ -135,12 +135,21 @@ class LoadThread {
 
   // Sends the first requests and serves responses until every connection
   // has closed (the run stopped, or its requests were all sent).
+  // Connections still waiting for a response 10 s after the run stopped
+  // (a server that stopped answering) fail instead of holding it forever.
   void Run() {
     for (auto& connection : connections_) Send(*connection);
     epoll_event events[128];
+    int quiet_after_stop = 0;  // Empty 100 ms waits since the run stopped.
     while (open_ > 0) {
       const int n = epoll_wait(epoll_fd_, events, 128, 100);
       for (int i = 0; i < n; ++i) OnReadable(*static_cast<Connection*>(events[i].data.ptr));
+      quiet_after_stop = n == 0 && load_.stop.load() ? quiet_after_stop + 1 : 0;
+      if (quiet_after_stop == 100) {
+        for (auto& connection : connections_) {
+          if (connection->fd >= 0) Fail(*connection, "no response 10 s after the run stopped");
+        }
+      }
     }
   }
 
@@ -165,6 +174,8 @@ class LoadThread {
           send(connection.fd, request.data() + sent, request.size() - sent, MSG_NOSIGNAL);
       if (n > 0) {
         sent += static_cast<size_t>(n);
+      } else if (n < 0 && errno == EINTR) {
+        continue;
       } else if (n < 0 && errno == EAGAIN) {
         pollfd writable{connection.fd, POLLOUT, 0};
         poll(&writable, 1, 1000);
@@ -177,8 +188,11 @@ class LoadThread {
   void OnReadable(Connection& connection) {
     std::vector<char>& buffer = connection.buffer;
     if (connection.filled == buffer.size()) buffer.resize(buffer.size() * 2);
-    const ssize_t n = recv(connection.fd, buffer.data() + connection.filled,
-                           buffer.size() - connection.filled, 0);
+    ssize_t n = 0;
+    do {
+      n = recv(connection.fd, buffer.data() + connection.filled, buffer.size() - connection.filled,
+               0);
+    } while (n < 0 && errno == EINTR);
     if (n < 0 && errno == EAGAIN) return;
     if (n <= 0) return Fail(connection, n == 0 ? "connection closed by the server" : "recv");
     connection.filled += static_cast<size_t>(n);

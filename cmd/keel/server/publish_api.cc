@@ -69,7 +69,9 @@ std::optional<ParsedPublish> Api::ParseJoinable(const HttpRequest& request) {
   if (!IsPublish(request) || !ValidateStreamName(request.segments[2]).ok()) return std::nullopt;
   std::variant<ParsedPublish, HttpResponse> parsed = ParsePublish(request.segments[2], request);
   ParsedPublish* publish = std::get_if<ParsedPublish>(&parsed);
-  if (publish == nullptr || publish->topic || publish->body.expected_last_sequence) {
+  // An empty batch is refused by the bus; joined with others it would not be.
+  if (publish == nullptr || publish->topic || publish->body.expected_last_sequence ||
+      publish->body.events.empty()) {
     return std::nullopt;
   }
   return std::move(*publish);

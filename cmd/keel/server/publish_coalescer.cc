@@ -4,6 +4,10 @@
 
 #include <boost/asio/post.hpp>
 
+#include "absl/container/flat_hash_map.h"
+#include "absl/strings/str_cat.h"
+#include "cmd/keel/server/http_errors.h"
+
 namespace keel::server {
 
 void PublishCoalescer::Add(HttpRequest request, Reply reply) {
@@ -30,21 +34,45 @@ void PublishCoalescer::Flush() {
     std::vector<HttpResponse> responses = Commit(api_, batch);
     return Answer(batch, std::move(responses));
   }
-  boost::asio::post(blocking_, [this, batch = std::move(batch)]() mutable {
-    std::vector<HttpResponse> responses = Commit(api_, batch);
-    // One hand-off back to the I/O thread for the whole batch, not one per
-    // response: each cross-thread post contends for the I/O context's lock.
-    boost::asio::post(io_, [batch = std::move(batch), responses = std::move(responses)]() mutable {
-      Answer(batch, std::move(responses));
+  // One pool task per stream: publishes to different streams wait for the
+  // disk side by side (where the bus's group commit joins them), not one
+  // after another.
+  for (std::vector<Pending>& part : ByStream(std::move(batch))) {
+    boost::asio::post(blocking_, [this, part = std::move(part)]() mutable {
+      std::vector<HttpResponse> responses = Commit(api_, part);
+      // One hand-off back to the I/O thread for the part, not one per
+      // response: each cross-thread post contends for the I/O context's lock.
+      boost::asio::post(io_, [part = std::move(part), responses = std::move(responses)]() mutable {
+        Answer(part, std::move(responses));
+      });
     });
-  });
+  }
+}
+
+std::vector<std::vector<PublishCoalescer::Pending>> PublishCoalescer::ByStream(
+    std::vector<Pending> batch) {
+  std::vector<std::vector<Pending>> parts;
+  absl::flat_hash_map<std::string, size_t> part_of;
+  for (Pending& pending : batch) {
+    const std::string& stream = pending.request.segments[2];  // Api::IsPublish.
+    auto [it, added] = part_of.try_emplace(stream, parts.size());
+    if (added) parts.emplace_back();
+    parts[it->second].push_back(std::move(pending));
+  }
+  return parts;
 }
 
 std::vector<HttpResponse> PublishCoalescer::Commit(Api& api, const std::vector<Pending>& batch) {
   std::vector<const HttpRequest*> requests;
   requests.reserve(batch.size());
   for (const Pending& pending : batch) requests.push_back(&pending.request);
-  return api.HandleAll(requests);
+  try {
+    return api.HandleAll(requests);
+  } catch (const std::exception& e) {
+    // Every request still gets an answer: none hangs, and draining ends.
+    return std::vector<HttpResponse>(
+        batch.size(), ErrorResponse(500, "internal", absl::StrCat("publish failed: ", e.what())));
+  }
 }
 
 void PublishCoalescer::Answer(std::vector<Pending>& batch, std::vector<HttpResponse> responses) {

@@ -9,9 +9,10 @@
 // then. A lone publish therefore waits for nothing but the handlers that
 // were ready anyway. The flush commits on the I/O thread when the server's
 // publishes never wait for a disk (ServerOptions::inline_publishes) and the
-// gathered bodies are small; otherwise on the blocking pool, where the next
-// flushes keep gathering while one waits for its fsync, and the bus's group
-// commit joins those that overlap.
+// gathered bodies are not large; otherwise on the blocking pool, one task
+// per stream, where the next flushes keep gathering while one waits for its
+// fsync, and the bus's group commit joins those that overlap. A request
+// that makes the API throw is answered 500 with the others of its commit.
 //
 // Thread safety: Add may be called from any thread.
 #ifndef KEEL_CMD_KEEL_SERVER_PUBLISH_COALESCER_H_
@@ -57,6 +58,7 @@ class PublishCoalescer {
   };
 
   void Flush();
+  static std::vector<std::vector<Pending>> ByStream(std::vector<Pending> batch);
   static std::vector<HttpResponse> Commit(Api& api, const std::vector<Pending>& batch);
   static void Answer(std::vector<Pending>& batch, std::vector<HttpResponse> responses);
 

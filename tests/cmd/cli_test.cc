@@ -124,6 +124,13 @@ TEST(CliTest, BadOptionIsAUsageError) {
   EXPECT_EQ(bad_assignment.code, kExitUsage);
 }
 
+TEST(CliTest, DaemonRefusesAHeaderBreakInCorsOrigin) {
+  Result r = RunKeel({"daemon", "--listen", "127.0.0.1:0", "--driver", "memory", "--cors-origin",
+                      "https://a.example\r\nSet-Cookie: x=1"});
+  EXPECT_EQ(r.code, kExitUsage);
+  EXPECT_THAT(r.err, HasSubstr("--cors-origin must not contain control characters"));
+}
+
 TEST(CliTest, SelftestPassesOnTheMemoryDriver) {
   Result r = RunKeel({"selftest"});
   EXPECT_EQ(r.code, kExitOk) << r.err;

@@ -129,6 +129,23 @@ TEST_F(JoinedPublishTest, OtherStreamsAndRequestsAreAnsweredApart) {
   EXPECT_EQ(info.count, 1u);
 }
 
+// The metrics count joined publishes as they count single ones: each
+// request once, its events, and a refused one as an error of its code.
+TEST_F(JoinedPublishTest, MetricsCountEachJoinedRequest) {
+  std::vector<server::HttpRequest> requests;
+  for (int i = 0; i < 3; ++i) requests.push_back(PublishRequest("orders", Event(i)));
+  requests.push_back(PublishRequest("orders", absl::StrCat("[", Event(3), ",", Event(4), "]")));
+  requests.push_back(PublishRequest("orders", R"({"type":"","data":5})"));  // Refused by the bus.
+
+  HandleAll(requests);
+
+  const std::string metrics = daemon_.metrics().Render();
+  EXPECT_THAT(metrics, HasSubstr("keel_http_requests_total 5\n"));
+  EXPECT_THAT(metrics, HasSubstr("keel_published_events_total 5\n"));
+  EXPECT_THAT(metrics, HasSubstr("keel_errors_total{code=\"invalid_argument\"} 1\n"));
+  EXPECT_THAT(metrics, HasSubstr("keel_publish_latency_seconds_count 4\n"));
+}
+
 TEST_F(JoinedPublishTest, AnEmptyBatchIsRefusedEvenAmongOthers) {
   std::vector<server::HttpRequest> requests;
   requests.push_back(PublishRequest("orders", Event(1)));

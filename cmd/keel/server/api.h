@@ -76,9 +76,11 @@ class Api {
   // Parses and checks a publish to `stream`: the publish, or the error answer.
   std::variant<ParsedPublish, HttpResponse> ParsePublish(const std::string& stream,
                                                          const HttpRequest& request);
-  // A well-formed publish to a plain stream without an expected last
-  // sequence; std::nullopt when `request` must be answered alone.
-  std::optional<ParsedPublish> ParseJoinable(const HttpRequest& request);
+  // Answers a parsed publish on its own (a topic's per partition).
+  HttpResponse PublishAlone(ParsedPublish& publish);
+  // Whether `publish` may join others: a non-empty publish to a plain
+  // stream without an expected last sequence.
+  static bool Joinable(const ParsedPublish& publish);
   // Commits `publishes` (one stream, in order) as one PublishBatch.
   std::vector<HttpResponse> PublishTogether(absl::Span<ParsedPublish> publishes);
   HttpResponse PublishToTopic(const std::string& topic, PublishBody body);

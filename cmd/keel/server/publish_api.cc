@@ -32,8 +32,11 @@ bool Api::IsPublish(const HttpRequest& request) {
 HttpResponse Api::Publish(const std::string& stream, const HttpRequest& request) {
   std::variant<ParsedPublish, HttpResponse> parsed = ParsePublish(stream, request);
   if (HttpResponse* error = std::get_if<HttpResponse>(&parsed)) return std::move(*error);
-  ParsedPublish& publish = std::get<ParsedPublish>(parsed);
-  if (publish.topic) return PublishToTopic(stream, std::move(publish.body));
+  return PublishAlone(std::get<ParsedPublish>(parsed));
+}
+
+HttpResponse Api::PublishAlone(ParsedPublish& publish) {
+  if (publish.topic) return PublishToTopic(publish.stream, std::move(publish.body));
   return std::move(PublishTogether(absl::MakeSpan(&publish, 1)).front());
 }
 
@@ -65,16 +68,9 @@ std::variant<ParsedPublish, HttpResponse> Api::ParsePublish(const std::string& s
   return publish;
 }
 
-std::optional<ParsedPublish> Api::ParseJoinable(const HttpRequest& request) {
-  if (!IsPublish(request) || !ValidateStreamName(request.segments[2]).ok()) return std::nullopt;
-  std::variant<ParsedPublish, HttpResponse> parsed = ParsePublish(request.segments[2], request);
-  ParsedPublish* publish = std::get_if<ParsedPublish>(&parsed);
+bool Api::Joinable(const ParsedPublish& publish) {
   // An empty batch is refused by the bus; joined with others it would not be.
-  if (publish == nullptr || publish->topic || publish->body.expected_last_sequence ||
-      publish->body.events.empty()) {
-    return std::nullopt;
-  }
-  return std::move(*publish);
+  return !publish.topic && !publish.body.expected_last_sequence && !publish.body.events.empty();
 }
 
 std::vector<HttpResponse> Api::PublishTogether(absl::Span<ParsedPublish> publishes) {
@@ -124,13 +120,21 @@ std::vector<HttpResponse> Api::HandleAll(absl::Span<const HttpRequest* const> re
   std::map<absl::string_view, std::vector<size_t>> by_stream;
   std::vector<std::optional<ParsedPublish>> parsed(requests.size());
   for (size_t i = 0; i < requests.size(); ++i) {
-    parsed[i] = ParseJoinable(*requests[i]);
-    if (!parsed[i]) {
-      responses[i] = Handle(*requests[i]);
+    const HttpRequest& request = *requests[i];
+    if (!IsPublish(request) || !ValidateStreamName(request.segments[2]).ok()) {
+      responses[i] = Handle(request);
       continue;
     }
     metrics_.CountRequest();
-    by_stream[requests[i]->segments[2]].push_back(i);
+    std::variant<ParsedPublish, HttpResponse> publish = ParsePublish(request.segments[2], request);
+    if (HttpResponse* error = std::get_if<HttpResponse>(&publish)) {
+      responses[i] = Counted(std::move(*error));
+    } else if (!Joinable(std::get<ParsedPublish>(publish))) {
+      responses[i] = Counted(PublishAlone(std::get<ParsedPublish>(publish)));
+    } else {
+      parsed[i] = std::get<ParsedPublish>(std::move(publish));
+      by_stream[request.segments[2]].push_back(i);
+    }
   }
   for (const auto& entry : by_stream) {
     const std::vector<size_t>& indices = entry.second;
@@ -168,7 +172,6 @@ std::vector<HttpResponse> Api::HandleAll(absl::Span<const HttpRequest* const> re
 // batch answers 201 when every event was stored and 207 with an error in
 // place of each failed event's receipt otherwise.
 HttpResponse Api::PublishToTopic(const std::string& topic, PublishBody body) {
-
   if (body.expected_last_sequence) {
     return ErrorResponse(InvalidArgument(
         "expectedLastSequence applies to one stream, not to a partitioned topic"));

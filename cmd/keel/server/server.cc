@@ -27,7 +27,7 @@ class Server::Impl {
         state_(std::make_shared<ServerState>(std::move(options), api, std::move(logger))),
         io_(MakeIoThreads(*state_)),
         sse_work_(net::make_work_guard(sse_ioc_)),
-        acceptor_(net::make_strand(io_.front()->context)) {
+        acceptor_(io_.front()->context) {
     state_->sse_io = &sse_ioc_;
   }
 
@@ -122,7 +122,7 @@ class Server::Impl {
   // A connection's handlers all run on its context's one thread, so they
   // never run concurrently and need no strand.
   struct IoThread {
-    IoThread(ServerState& state)
+    explicit IoThread(ServerState& state)
         : context(1),
           work(net::make_work_guard(context)),
           publishes(state.api, context, state.blocking, state.options.inline_publishes) {}
@@ -147,7 +147,7 @@ class Server::Impl {
   net::io_context sse_ioc_;
   std::shared_ptr<ServerState> state_;
   std::vector<std::unique_ptr<IoThread>> io_;
-  size_t next_io_ = 0;  // Used on the acceptor's strand only.
+  size_t next_io_ = 0;  // Used on the acceptor's thread only.
   net::executor_work_guard<net::io_context::executor_type> sse_work_;  // Idle SSE threads stay.
   tcp::acceptor acceptor_;
   uint16_t port_ = 0;

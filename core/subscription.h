@@ -80,7 +80,8 @@ class Subscription {
   // `wakeup` is called when Poll would return something new (events, a
   // notice or a final status): for new events, once until the next Poll
   // (edge-triggered, so a reader that was told and has not polled yet costs
-  // publishers nothing); a final status always calls it. Replaces any
+  // publishers nothing); so does a final status (a reader that was told
+  // and has not polled yet sees it in its next Poll). Replaces any
   // earlier callback; a callback that was already running may still finish
   // after SetWakeup returns.
   virtual void SetWakeup(std::function<void()> wakeup) = 0;

@@ -29,7 +29,6 @@ absl::StatusOr<json::object> ParseObject(absl::string_view body,
   return std::move(root.get_object());
 }
 
-
 std::string Quoted(const Cursor& cursor) { return absl::StrCat("\"", cursor.Encode(), "\""); }
 
 std::string LeaseJson(const GroupLease& lease) {

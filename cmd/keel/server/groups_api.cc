@@ -21,7 +21,6 @@ std::pair<std::string, std::string> SplitAction(const std::string& segment) {
   return {segment, ""};
 }
 
-
 HttpResponse Describe(ConsumerGroups& groups, EventBus& bus, const std::string& stream,
                       const std::string& group) {
   absl::StatusOr<GroupInfo> info = groups.Describe(stream, group);

@@ -7,7 +7,6 @@
 #include <boost/asio/executor_work_guard.hpp>
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/ip/tcp.hpp>
-#include <boost/asio/strand.hpp>
 
 #include "absl/strings/str_cat.h"
 #include "cmd/keel/server/server_state.h"

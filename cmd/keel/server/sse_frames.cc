@@ -30,6 +30,10 @@ uint64_t Attribute(const Event& notice, const char* key) {
 
 }  // namespace
 
+void AppendSseIdFrame(const Cursor& position, std::string& out) {
+  absl::StrAppend(&out, "id: ", position.Encode(), "\n\n");
+}
+
 void AppendSseFrame(const Event& event, uint64_t epoch, std::string& out) {
   if (event.sequence == 0 && event.type == kGapNoticeType) {
     const uint64_t first = Attribute(event, kNoticeFirst);

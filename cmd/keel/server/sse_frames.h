@@ -26,6 +26,10 @@ namespace keel::server {
 // Appends the frame for `event` (an event or a bus notice) to `out`.
 void AppendSseFrame(const Event& event, uint64_t epoch, std::string& out);
 
+// Appends an id-only frame (a watermark: EventSource takes it as its last
+// event ID without dispatching an event) to `out`.
+void AppendSseIdFrame(const Cursor& position, std::string& out);
+
 // Builds each event's frame once per thread instead of once per session:
 // with thousands of sessions on one stream, formatting the same event's JSON
 // and cursor per session was most of the fan-out's user CPU. Frames depend

@@ -178,7 +178,7 @@ class SseSession : public std::enable_shared_from_this<SseSession> {
     const Cursor position = subscription_->position();
     if (position.sequence <= last_id_) return;
     last_id_ = position.sequence;
-    absl::StrAppend(&frames, "id: ", position.Encode(), "\n\n");
+    AppendSseIdFrame(position, frames);
   }
 
   // The server-wide frame budget shared by the open sessions (two batches

@@ -14,8 +14,7 @@ namespace keel::cli {
 int RunApiCall(const ApiCall& call, CommandIo& io) {
   absl::StatusOr<client::ServerAddress> server = client::ParseServerAddress(call.server);
   if (!server.ok()) {
-    io.err << call.command << ": " << server.status().message() << "\n";
-    return kExitUsage;
+    return UsageError(io, call.command, server.status().message());
   }
   client::HttpClient http(server->host, server->port);
   absl::StatusOr<client::ClientResponse> response =

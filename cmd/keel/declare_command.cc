@@ -42,13 +42,11 @@ class DeclareCommand : public Command {
     absl::StatusOr<StreamPolicy> policy = StreamPolicy::Parse(vars["policy"].as<std::string>());
     for (const absl::Status& status : {server.status(), policy.status()}) {
       if (!status.ok()) {
-        io.err << "keel declare: " << status.message() << "\n";
-        return kExitUsage;
+        return UsageError(io, "keel declare", status.message());
       }
     }
     if (!vars.count("stream")) {
-      io.err << "keel declare: --stream is required\n";
-      return kExitUsage;
+      return UsageError(io, "keel declare", "--stream is required");
     }
     client::HttpClient http(server->host, server->port);
     absl::StatusOr<client::ClientResponse> response =

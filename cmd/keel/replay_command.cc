@@ -75,18 +75,15 @@ class ReplayCommand : public Command {
     absl::StatusOr<client::ServerAddress> server =
         client::ParseServerAddress(vars["server"].as<std::string>());
     if (!server.ok()) {
-      io.err << "keel replay: " << server.status().message() << "\n";
-      return kExitUsage;
+      return UsageError(io, "keel replay", server.status().message());
     }
     if (!vars.count("stream")) {
-      io.err << "keel replay: --stream is required\n";
-      return kExitUsage;
+      return UsageError(io, "keel replay", "--stream is required");
     }
     const std::string stream = vars["stream"].as<std::string>();
     const bool all = vars["all"].as<bool>();
     if (vars.count("after-time") && !vars["after"].defaulted()) {
-      io.err << "keel replay: give either --after or --after-time, not both\n";
-      return kExitUsage;
+      return UsageError(io, "keel replay", "give either --after or --after-time, not both");
     }
     std::string after = vars["after"].as<std::string>();
     // The first page may start at a time; later pages continue from `next`.

@@ -38,13 +38,11 @@ class StreamsCommand : public Command {
     absl::StatusOr<client::ServerAddress> server =
         client::ParseServerAddress(vars["server"].as<std::string>());
     if (!server.ok()) {
-      io.err << "keel streams: " << server.status().message() << "\n";
-      return kExitUsage;
+      return UsageError(io, "keel streams", server.status().message());
     }
     const bool one = vars.count("stream") > 0;
     if (one && (vars.count("prefix") || vars.count("limit"))) {
-      io.err << "keel streams: --prefix and --limit list streams; drop them to show one stream\n";
-      return kExitUsage;
+      return UsageError(io, "keel streams", "--prefix and --limit list streams; drop them to show one stream");
     }
     std::string target;
     if (one) {

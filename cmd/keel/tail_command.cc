@@ -45,21 +45,17 @@ class TailCommand : public Command {
     absl::StatusOr<client::ServerAddress> server =
         client::ParseServerAddress(vars["server"].as<std::string>());
     if (!server.ok()) {
-      io.err << "keel tail: " << server.status().message() << "\n";
-      return kExitUsage;
+      return UsageError(io, "keel tail", server.status().message());
     }
     if (!vars.count("stream")) {
-      io.err << "keel tail: --stream is required\n";
-      return kExitUsage;
+      return UsageError(io, "keel tail", "--stream is required");
     }
     const size_t count = vars.count("count") ? vars["count"].as<size_t>() : 0;
     if (vars.count("count") && count == 0) {
-      io.err << "keel tail: --count must be at least 1\n";
-      return kExitUsage;
+      return UsageError(io, "keel tail", "--count must be at least 1");
     }
     if (vars.count("after-time") && !vars["after"].defaulted()) {
-      io.err << "keel tail: give either --after or --after-time, not both\n";
-      return kExitUsage;
+      return UsageError(io, "keel tail", "give either --after or --after-time, not both");
     }
     client::FollowOptions options;
     options.stream = vars["stream"].as<std::string>();

@@ -420,18 +420,21 @@ void SseClient::Consume(const char* data, size_t size, uint64_t now_ns) {
 
 // Handles one frame; returns whether it was an event.
 bool SseClient::Frame(absl::string_view frame, uint64_t now_ns) {
-  const size_t data_at = frame.find("data: ");
+  const size_t data_at = frame.find("\ndata: ");
   if (data_at == absl::string_view::npos) return false;  // retry:, : keepalive
-  const absl::string_view data = frame.substr(data_at + 6);
+  const absl::string_view data = frame.substr(data_at + 7);
   if (frame.substr(0, 4) != "id: ") {
     Fail(absl::StrCat("unexpected frame: ", frame.substr(0, 300)));
     return false;
   }
   // The event JSON: {"stream":...,"sequence":N,...,"data":{"ts":T,"n":I}}.
+  // memmem, not string_view::find: find stops at every '"' of the JSON to
+  // compare the key, which made parsing a fifth of the machine's CPU, taken
+  // from the daemon it measures.
   auto number_after = [&](absl::string_view key, uint64_t& value) {
-    size_t at = data.find(key);
-    if (at == absl::string_view::npos) return false;
-    at += key.size();
+    const void* hit = memmem(data.data(), data.size(), key.data(), key.size());
+    if (hit == nullptr) return false;
+    size_t at = static_cast<const char*>(hit) - data.data() + key.size();
     size_t end = at;
     while (end < data.size() && data[end] >= '0' && data[end] <= '9') ++end;
     return absl::SimpleAtoi(data.substr(at, end - at), &value);

@@ -112,20 +112,20 @@ class HttpSession : public std::enable_shared_from_this<HttpSession> {
   void StartSse(const HttpRequest& request) {
     net::post(state_->blocking, [self = shared_from_this(), request] {
       absl::StatusOr<SubscribeOptions> options = self->state_->api.SseSubscribeOptions(request);
-      const bool filtered = options.ok() && !options->filter.empty();
       absl::StatusOr<std::unique_ptr<Subscription>> subscription =
           options.ok() ? self->state_->api.bus().Subscribe(*options) : options.status();
-      net::post(self->stream_.get_executor(),
-                [self, subscription = std::move(subscription), filtered]() mutable {
-                  self->OnSubscribed(std::move(subscription), filtered);
-                });
+      net::post(self->stream_.get_executor(), [self, subscription = std::move(subscription),
+                                               options = std::move(options)]() mutable {
+        self->OnSubscribed(std::move(subscription), std::move(options));
+      });
     });
   }
 
-  void OnSubscribed(absl::StatusOr<std::unique_ptr<Subscription>> subscription, bool filtered) {
+  void OnSubscribed(absl::StatusOr<std::unique_ptr<Subscription>> subscription,
+                    absl::StatusOr<SubscribeOptions> options) {
     if (!subscription.ok()) return RejectSse(subscription.status());
     LogRequest(200);
-    StartSseSession(std::move(stream_), *std::move(subscription), filtered, state_);
+    StartSseSession(std::move(stream_), *std::move(subscription), *std::move(options), state_);
   }
 
   void RejectSse(const absl::Status& status) {

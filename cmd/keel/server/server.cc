@@ -11,6 +11,7 @@
 #include "absl/strings/str_cat.h"
 #include "cmd/keel/server/server_state.h"
 #include "cmd/keel/server/sessions.h"
+#include "cmd/keel/server/sse_threads.h"
 #include "cmd/keel/server/trimmer.h"
 #include "core/errors.h"
 
@@ -22,12 +23,11 @@ using tcp = net::ip::tcp;
 class Server::Impl {
  public:
   Impl(ServerOptions options, Api& api, std::shared_ptr<Logger> logger)
-      : sse_ioc_(options.sse_threads),
+      : sse_(options.sse_threads),
         state_(std::make_shared<ServerState>(std::move(options), api, std::move(logger))),
         io_(MakeIoThreads(*state_)),
-        sse_work_(net::make_work_guard(sse_ioc_)),
         acceptor_(io_.front()->context) {
-    state_->sse_io = &sse_ioc_;
+    state_->sse = &sse_;
   }
 
   ~Impl() {
@@ -49,9 +49,7 @@ class Server::Impl {
     DoAccept();
     StartTrimmer(io_.front()->context, state_);
     for (auto& io : io_) threads_.emplace_back([&context = io->context] { context.run(); });
-    for (int i = 0; i < state_->options.sse_threads; ++i) {
-      threads_.emplace_back([this] { sse_ioc_.run(); });
-    }
+    sse_.Run(threads_);
     return absl::OkStatus();
   }
 
@@ -78,8 +76,7 @@ class Server::Impl {
       io->work.reset();
       io->context.stop();
     }
-    sse_work_.reset();
-    sse_ioc_.stop();
+    sse_.Stop();
     for (std::thread& thread : threads_) thread.join();
     threads_.clear();
     state_->blocking.join();
@@ -141,13 +138,12 @@ class Server::Impl {
     return io;
   }
 
-  // First member, so it is destroyed last: SSE sessions still queued on it
-  // at shutdown hold the state.
-  net::io_context sse_ioc_;
+  // First member, so it is destroyed last: SSE sessions still queued on its
+  // contexts at shutdown hold the state.
+  SseThreads sse_;
   std::shared_ptr<ServerState> state_;
   std::vector<std::unique_ptr<IoThread>> io_;
   size_t next_io_ = 0;  // Used on the acceptor's thread only.
-  net::executor_work_guard<net::io_context::executor_type> sse_work_;  // Idle SSE threads stay.
   tcp::acceptor acceptor_;
   uint16_t port_ = 0;
   std::vector<std::thread> threads_;

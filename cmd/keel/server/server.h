@@ -56,6 +56,10 @@ struct ServerOptions {
   // fewer than `sse_batch` (at least 16), so that thousands of lagging
   // sessions catching up from the store do not each buffer two full pages.
   size_t sse_buffer_events = 1'000'000;
+  // Recent events a stream's shared SSE writer keeps for the connections it
+  // serves (cmd/keel/server/sse_broadcast.h); a connection further behind
+  // catches up on its own, from the stream's tail or the store.
+  size_t sse_window = 4096;
   // Commit publishes on the I/O thread instead of the blocking pool (unless
   // the bodies gathered in one pass are large): for a bus whose publishes
   // never wait for a disk (memory store, sync=none), where the two thread

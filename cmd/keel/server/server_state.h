@@ -6,7 +6,6 @@
 #include <cstdint>
 #include <memory>
 
-#include <boost/asio/io_context.hpp>
 #include <boost/asio/thread_pool.hpp>
 
 #include "cmd/keel/server/api.h"
@@ -14,6 +13,8 @@
 #include "core/logger.h"
 
 namespace keel::server {
+
+class SseThreads;
 
 struct ServerState {
   ServerState(ServerOptions options, Api& api, std::shared_ptr<Logger> logger)
@@ -30,7 +31,7 @@ struct ServerState {
   const std::shared_ptr<Logger> logger;
   boost::asio::thread_pool blocking;
   // SSE sessions move here once subscribed; owned and run by the Server.
-  boost::asio::io_context* sse_io = nullptr;
+  SseThreads* sse = nullptr;
   std::atomic<bool> draining{false};
   std::atomic<int> requests_in_flight{0};
   std::atomic<int> sse_sessions{0};

@@ -19,12 +19,12 @@ namespace keel::server {
 void StartHttpSession(boost::asio::ip::tcp::socket socket, std::shared_ptr<ServerState> state,
                       PublishCoalescer& publishes);
 
-// Takes over the connection of `stream`, moves it to a strand of the SSE
-// threads (ServerState::sse_io) and streams
-// `subscription` as text/event-stream. A `filtered` subscription (tenant or
-// type) also gets id-only watermark frames (rfcs/0004-http-api.md).
+// Takes over the connection of `stream`, moves it to one of the SSE threads
+// (ServerState::sse) and streams `subscription`, made with `options`, as
+// text/event-stream. A filtered subscription (tenant or type) also gets
+// id-only watermark frames (rfcs/0004-http-api.md).
 void StartSseSession(boost::beast::tcp_stream stream, std::unique_ptr<Subscription> subscription,
-                     bool filtered, std::shared_ptr<ServerState> state);
+                     SubscribeOptions options, std::shared_ptr<ServerState> state);
 
 }  // namespace keel::server
 

@@ -26,11 +26,17 @@
 // and cached frames as live ones, so that is handled as live here) or, when
 // it is further behind, with store reads, so nothing is lost. A read on the socket only
 // detects that the client went away.
+//
+// A session that has caught up and has no filter hands its subscription
+// over to its stream's broadcast on this thread (sse_broadcast.h), or
+// drops it when the stream already has one, and from then on only writes
+// the frames the broadcast shares among its members. Detached (it fell
+// behind the broadcast's window), it subscribes again from its position and
+// goes on as above until it catches up again.
 #include <algorithm>
 
 #include <boost/asio/dispatch.hpp>
 #include <boost/asio/post.hpp>
-#include <boost/asio/strand.hpp>
 #include <boost/asio/steady_timer.hpp>
 #include <boost/beast/core.hpp>
 
@@ -38,7 +44,9 @@
 #include "cmd/keel/server/api_helpers.h"
 #include "cmd/keel/server/json_codec.h"
 #include "cmd/keel/server/sessions.h"
+#include "cmd/keel/server/sse_broadcast.h"
 #include "cmd/keel/server/sse_frames.h"
+#include "cmd/keel/server/sse_threads.h"
 #include "core/errors.h"
 
 namespace keel::server {
@@ -57,53 +65,152 @@ struct Batch {
   bool read_store = false;  // The poll read a page from the store.
 };
 
-class SseSession : public std::enable_shared_from_this<SseSession> {
+class SseSession : public std::enable_shared_from_this<SseSession>, public SseMember {
  public:
-  SseSession(beast::tcp_stream stream, std::unique_ptr<Subscription> subscription, bool filtered,
+  SseSession(net::ip::tcp::socket socket, std::unique_ptr<Subscription> subscription,
+             SubscribeOptions options, SseThreads::Thread& thread,
              std::shared_ptr<ServerState> state)
-      : stream_(std::move(stream)),
+      : socket_(std::move(socket)),
         subscription_(std::move(subscription)),
-        filtered_(filtered),
+        options_(std::move(options)),
+        filtered_(!options_.filter.empty()),
+        thread_(thread),
         state_(std::move(state)),
         epoch_(EpochOf(state_->api.bus())),
-        keepalive_(stream_.get_executor()),
-        flush_timer_(stream_.get_executor()) {
+        keepalive_(socket_.get_executor()),
+        flush_timer_(socket_.get_executor()) {
     state_->sse_sessions.fetch_add(1);
     state_->api.metrics().SseOpened();
   }
 
-  ~SseSession() {
+  ~SseSession() override {
     state_->api.metrics().SseClosed();
     state_->sse_sessions.fetch_sub(1);
   }
 
-  net::any_io_executor executor() { return stream_.get_executor(); }
+  net::any_io_executor executor() { return socket_.get_executor(); }
 
   void Start() {
-    stream_.expires_never();
-    std::weak_ptr<SseSession> weak = weak_from_this();
-    wake_pending_.store(true);  // Pump below polls; wakeups until then need no post.
-    subscription_->SetWakeup([weak] {
-      if (auto self = weak.lock()) self->OnWakeup();
-    });
+    Follow(std::move(subscription_));
     Write(SsePreamble(state_->options.sse_retry, state_->options.cors_origin));
     WatchForDisconnect();
     ArmKeepalive();
     Pump();
   }
 
+  // SseMember.
+  uint64_t position() const override { return position_; }
+  bool writing() const override { return writing_; }
+
+  // Tries to send everything at once: a broadcast writes to thousands of
+  // sessions in a row, and one that the socket takes whole needs no
+  // asynchronous write and no completion handler. The rest, if any, is
+  // written asynchronously.
+  void WriteShared(std::shared_ptr<const std::string> frames, uint64_t last,
+                   size_t events) override {
+    position_ = last;
+    state_->api.metrics().CountDelivered(events);
+    last_write_ = Clock::now();
+    beast::error_code ec;
+    const size_t sent = socket_.write_some(net::buffer(*frames), ec);
+    if (ec && ec != net::error::would_block && ec != net::error::try_again) {
+      // Not closed here: the broadcast is iterating over its members.
+      net::post(socket_.get_executor(), [self = shared_from_this()] { self->Close(); });
+      return;
+    }
+    if (sent == frames->size()) return;
+    writing_ = true;
+    net::async_write(socket_, net::buffer(*frames) + sent,
+                     [self = shared_from_this(), frames](beast::error_code ec, std::size_t) {
+                       self->OnWritten(ec);
+                     });
+  }
+
+  void Detach() override {
+    LeftBroadcast();
+    if (!closed_) Resubscribe();
+  }
+
+  void End(const absl::Status& status) override {
+    LeftBroadcast();
+    if (!closed_) Finish(status);
+  }
+
  private:
+  void Follow(std::unique_ptr<Subscription> subscription) {
+    subscription_ = std::move(subscription);
+    std::weak_ptr<SseSession> weak = weak_from_this();
+    wake_pending_.store(true);  // Pump polls next; wakeups until then need no post.
+    subscription_->SetWakeup([weak] {
+      if (auto self = weak.lock()) self->OnWakeup();
+    });
+  }
+
+  // Caught up (and unfiltered): the stream's broadcast serves this session
+  // from now on. Its subscription becomes the broadcast's when the stream
+  // has none yet, else it is dropped.
+  bool TryJoin() {
+    if (filtered_ || !pending_.empty()) return false;
+    position_ = subscription_->position().sequence;
+    std::shared_ptr<SseBroadcast> broadcast = thread_.broadcasts.Find(options_.stream);
+    if (broadcast != nullptr) {
+      if (!broadcast->Join(shared_from_this())) return false;
+      subscription_.reset();  // Cancels it.
+      JoinedBroadcast(broadcast);
+      return true;
+    }
+    subscription_->SetWakeup(nullptr);
+    broadcast = std::make_shared<SseBroadcast>(options_.stream, std::move(subscription_), position_,
+                                               thread_.context, state_, thread_.broadcasts);
+    thread_.broadcasts.Add(options_.stream, broadcast);
+    broadcast->Join(shared_from_this());
+    JoinedBroadcast(broadcast);
+    broadcast->Start();  // May detach this session already.
+    return true;
+  }
+
+  void JoinedBroadcast(const std::shared_ptr<SseBroadcast>& broadcast) {
+    member_ = true;
+    broadcast_ = broadcast;
+  }
+
+  void LeftBroadcast() {
+    member_ = false;
+    broadcast_.reset();
+  }
+
+  // Subscribes again after position_ (on the blocking pool: subscribing
+  // reads the stream's bounds), then catches up as any new session does.
+  void Resubscribe() {
+    SubscribeOptions options = options_;
+    options.after = Position::After(Cursor::For(options_.stream, epoch_, position_));
+    catching_up_ = true;
+    polling_ = true;
+    net::post(state_->blocking, [self = shared_from_this(), options = std::move(options)] {
+      absl::StatusOr<std::unique_ptr<Subscription>> subscription =
+          self->state_->api.bus().Subscribe(options);
+      net::post(self->executor(), [self, subscription = std::move(subscription)]() mutable {
+        self->polling_ = false;
+        if (self->closed_) return;  // The new subscription is cancelled as it goes.
+        if (!subscription.ok()) return self->Finish(subscription.status());
+        self->Follow(*std::move(subscription));
+        self->Pump();
+      });
+    });
+  }
+
   // Publishing threads.
   void OnWakeup() {
     if (wake_pending_.exchange(true)) return;
-    net::post(stream_.get_executor(), [self = shared_from_this()] { self->Pump(); });
+    net::post(socket_.get_executor(), [self = shared_from_this()] { self->Pump(); });
   }
 
   // Polls unless a poll is in flight or the next batch must wait for the
   // write in flight (only a catch-up page is read ahead, and only one).
   void Pump() {
-    if (closed_ || finishing_ || polling_) return;
+    if (closed_ || finishing_ || polling_ || subscription_ == nullptr) return;
     if (writing_ && (!catching_up_ || !pending_.empty())) return;
+    if (!catching_up_ && !writing_ && TryJoin()) return;
     if (!catching_up_ && Linger()) return;
     wake_pending_.store(false);
     if (catching_up_) return PollOnPool();
@@ -127,7 +234,7 @@ class SseSession : public std::enable_shared_from_this<SseSession> {
     polling_ = true;
     net::post(state_->blocking, [self = shared_from_this()] {
       Batch batch = self->PollBatch(/*use_cache=*/false);
-      net::post(self->stream_.get_executor(), [self, batch = std::move(batch)]() mutable {
+      net::post(self->socket_.get_executor(), [self, batch = std::move(batch)]() mutable {
         self->polling_ = false;
         if (self->closed_) return self->subscription_->Cancel();  // Deferred by Close().
         self->Deliver(std::move(batch));
@@ -213,12 +320,12 @@ class SseSession : public std::enable_shared_from_this<SseSession> {
     Write(std::move(bytes));
   }
 
-  void Write(std::string bytes) {
+  void Write(std::string text) {
+    auto bytes = std::make_shared<const std::string>(std::move(text));
     writing_ = true;
     last_write_ = Clock::now();
-    auto buffer = std::make_shared<std::string>(std::move(bytes));
-    net::async_write(stream_, net::buffer(*buffer),
-                     [self = shared_from_this(), buffer](beast::error_code ec, std::size_t) {
+    net::async_write(socket_, net::buffer(*bytes),
+                     [self = shared_from_this(), bytes](beast::error_code ec, std::size_t) {
                        self->OnWritten(ec);
                      });
   }
@@ -231,7 +338,8 @@ class SseSession : public std::enable_shared_from_this<SseSession> {
       if (!writing_ && !polling_) Close();
       return;
     }
-    Pump();
+    if (!member_) return Pump();
+    if (std::shared_ptr<SseBroadcast> broadcast = broadcast_.lock()) broadcast->Written(this);
   }
 
   // The subscription ended: the bus closed (a clean end) or failed. What is
@@ -248,7 +356,7 @@ class SseSession : public std::enable_shared_from_this<SseSession> {
   }
 
   void WatchForDisconnect() {
-    stream_.async_read_some(net::buffer(read_buffer_),
+    socket_.async_read_some(net::buffer(read_buffer_),
                             [self = shared_from_this()](beast::error_code ec, std::size_t) {
                               if (ec) return self->Close();
                               self->WatchForDisconnect();  // Ignore stray client bytes.
@@ -280,19 +388,32 @@ class SseSession : public std::enable_shared_from_this<SseSession> {
   void Close() {
     if (closed_) return;
     closed_ = true;
-    subscription_->SetWakeup(nullptr);
+    if (member_) {
+      if (std::shared_ptr<SseBroadcast> broadcast = broadcast_.lock()) broadcast->Leave(this);
+      LeftBroadcast();
+    }
     // One reader at a time: a poll on the pool cancels when it returns.
-    if (!polling_) subscription_->Cancel();
+    if (subscription_ != nullptr) {
+      subscription_->SetWakeup(nullptr);
+      if (!polling_) subscription_->Cancel();
+    }
     keepalive_.cancel();
     flush_timer_.cancel();
     beast::error_code ignored;
-    stream_.socket().shutdown(net::ip::tcp::socket::shutdown_both, ignored);
-    stream_.socket().close(ignored);
+    socket_.shutdown(net::ip::tcp::socket::shutdown_both, ignored);
+    socket_.close(ignored);
   }
 
-  beast::tcp_stream stream_;
-  std::unique_ptr<Subscription> subscription_;
+  // A plain socket: Beast's tcp_stream wraps each write in a timed
+  // operation, and with thousands of sessions that showed in the profile.
+  net::ip::tcp::socket socket_;
+  std::unique_ptr<Subscription> subscription_;  // Null while a member or resubscribing.
+  const SubscribeOptions options_;              // To subscribe again once detached.
   const bool filtered_;
+  SseThreads::Thread& thread_;
+  bool member_ = false;                   // Served by broadcast_.
+  std::weak_ptr<SseBroadcast> broadcast_;  // It holds its members, not the reverse.
+  uint64_t position_ = 0;                 // Last sequence handed to the socket (member).
   uint64_t last_id_ = 0;  // The newest id written or batched (PollBatch only).
   std::shared_ptr<ServerState> state_;
   const uint64_t epoch_;
@@ -305,7 +426,7 @@ class SseSession : public std::enable_shared_from_this<SseSession> {
   size_t frame_bytes_hint_ = 256;  // Bytes per frame to reserve (PollBatch only).
   Clock::time_point last_write_;
   bool writing_ = false;
-  bool polling_ = false;      // A poll runs on the blocking pool.
+  bool polling_ = false;      // A poll or a new subscription runs on the blocking pool.
   bool catching_up_ = true;   // Every subscription starts with a store read.
   bool finishing_ = false;
   bool closed_ = false;
@@ -317,15 +438,19 @@ class SseSession : public std::enable_shared_from_this<SseSession> {
 // Moves the connection from the request/response threads to the SSE
 // threads: nothing is pending on it between the request and the response.
 void StartSseSession(beast::tcp_stream stream, std::unique_ptr<Subscription> subscription,
-                     bool filtered, std::shared_ptr<ServerState> state) {
+                     SubscribeOptions options, std::shared_ptr<ServerState> state) {
   beast::error_code ec;
   net::ip::tcp::socket& from = stream.socket();
   const net::ip::tcp protocol = from.local_endpoint(ec).protocol();
   if (ec) return;  // The client already went away.
-  net::ip::tcp::socket socket(net::make_strand(*state->sse_io), protocol, from.release(ec));
+  SseThreads::Thread& thread = state->sse->Next();
+  net::ip::tcp::socket socket(thread.context, protocol, from.release(ec));
   if (ec) return;
-  auto session = std::make_shared<SseSession>(beast::tcp_stream(std::move(socket)),
-                                              std::move(subscription), filtered, std::move(state));
+  socket.non_blocking(true, ec);  // For WriteShared's direct send.
+  if (ec) return;
+  auto session = std::make_shared<SseSession>(std::move(socket),
+                                              std::move(subscription), std::move(options), thread,
+                                              std::move(state));
   net::dispatch(session->executor(), [session] { session->Start(); });
 }
 

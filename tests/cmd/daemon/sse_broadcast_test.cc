@@ -1,0 +1,97 @@
+// Live SSE readers of one stream share writes (cmd/keel/server/sse_broadcast.h):
+// a reader that stops reading holds back nobody and still gets every event,
+// and a reader that resumes behind the others gets exactly the rest.
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <thread>
+
+#include "absl/strings/str_cat.h"
+#include "tests/cmd/daemon/daemon_fixture.h"
+#include "tests/testing/status_matchers.h"
+
+namespace keel::daemon_test {
+namespace {
+
+using ::testing::ElementsAreArray;
+
+std::vector<uint64_t> SequencesOf(const std::vector<client::SseFrame>& frames) {
+  std::vector<uint64_t> sequences;
+  for (const auto& frame : frames) sequences.push_back(FrameSequence(frame));
+  return sequences;
+}
+
+// Publishes `count` events numbered from `first` in batches of 1000, each
+// with `pad` bytes of padding.
+void PublishNumbered(client::HttpClient& http, const std::string& stream, int first, int count,
+                     size_t pad) {
+  const std::string padding(pad, 'p');
+  for (int done = 0; done < count;) {
+    json::array events;
+    for (int i = 0; i < 1000 && done < count; ++i, ++done) {
+      events.push_back(json::object{{"type", "n"},
+                                    {"data", json::object{{"n", first + done}, {"pad", padding}}}});
+    }
+    ASSERT_OK_AND_ASSIGN(auto response, PostEvents(http, stream, json::serialize(events)));
+    ASSERT_EQ(response.status, 201) << response.body;
+  }
+}
+
+TEST(SseBroadcastTest, AReaderThatStopsReadingHoldsBackNobodyAndLosesNothing) {
+  constexpr int kEvents = 20'000;
+  DaemonOptions options;
+  options.server.sse_window = 64;  // Falls out of the shared writes early.
+  InProcessDaemon daemon(options);
+  ASSERT_OK(daemon.Start());
+  client::SseOptions sse;
+  sse.stream = "shared";
+  ASSERT_OK_AND_ASSIGN(auto reading, daemon.OpenSse(sse));
+  ASSERT_OK_AND_ASSIGN(auto stalled, daemon.OpenSse(sse));
+  absl::StatusOr<std::vector<client::SseFrame>> read;
+  std::thread reader([&] { read = ReadEvents(*reading, kEvents); });
+  // About 14 MB of frames: more than the stalled connection's socket
+  // buffers hold, so its writes stop while the other reader goes on.
+  auto http = daemon.NewClient();
+  PublishNumbered(*http, "shared", 0, kEvents, 500);
+  reader.join();
+  ASSERT_OK(read.status());
+  EXPECT_EQ(SequencesOf(*read), Range(1, kEvents));
+
+  ASSERT_OK_AND_ASSIGN(auto late, ReadEvents(*stalled, kEvents));
+  EXPECT_EQ(SequencesOf(late), Range(1, kEvents));
+  for (int i = 0; i < kEvents; i += 1999) {
+    EXPECT_EQ(FrameJson(late[i]).at("data").at("n").to_number<int>(), i);
+  }
+  EXPECT_THAT(ReadEvents(*stalled, 1, absl::Milliseconds(300)),
+              keel::testing::StatusIs(absl::StatusCode::kDeadlineExceeded))
+      << "a duplicate or an event nobody published";
+}
+
+TEST(SseBroadcastTest, AReaderResumingBehindTheOthersGetsExactlyTheRest) {
+  InProcessDaemon daemon;
+  ASSERT_OK(daemon.Start());
+  auto http = daemon.NewClient();
+  client::SseOptions sse;
+  sse.stream = "behind";
+  ASSERT_OK_AND_ASSIGN(auto ahead, daemon.OpenSse(sse));
+  PublishNumbered(*http, "behind", 0, 100, 10);
+  ASSERT_OK_AND_ASSIGN(auto first, ReadEvents(*ahead, 100));
+  ASSERT_THAT(SequencesOf(first), ElementsAreArray(Range(1, 100)));
+
+  // Resumes at event 40 while the first reader is live at 100.
+  sse.last_event_id = *first[39].id;
+  ASSERT_OK_AND_ASSIGN(auto resumed, daemon.OpenSse(sse));
+  PublishNumbered(*http, "behind", 100, 200, 10);
+  ASSERT_OK_AND_ASSIGN(auto rest, ReadEvents(*resumed, 260));
+  EXPECT_THAT(SequencesOf(rest), ElementsAreArray(Range(41, 300)));
+  ASSERT_OK_AND_ASSIGN(auto more, ReadEvents(*ahead, 200));
+  EXPECT_THAT(SequencesOf(more), ElementsAreArray(Range(101, 300)));
+  for (auto* reader : {ahead.get(), resumed.get()}) {
+    EXPECT_THAT(ReadEvents(*reader, 1, absl::Milliseconds(300)),
+                keel::testing::StatusIs(absl::StatusCode::kDeadlineExceeded))
+        << "a duplicate or an event nobody published";
+  }
+}
+
+}  // namespace
+}  // namespace keel::daemon_test

@@ -155,7 +155,7 @@ class DaemonCommand : public Command {
          "close keep-alive connections idle this long")
         ("sse-keepalive", po::value<std::string>()->default_value("15s"),
          "interval of `: keepalive` comments on idle SSE streams")
-        ("sse-flush", po::value<std::string>()->default_value("50ms"),
+        ("sse-flush", po::value<std::string>()->default_value("100ms"),
          "least time between two writes of live events to one SSE connection "
          "(events arriving in between leave in one write; 0 = write as they come)")
         ("cors-origin", po::value<std::string>()->default_value("*"),

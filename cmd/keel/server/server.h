@@ -10,7 +10,8 @@
 // pool so that slow disks never stall the I/O threads. SSE connections are
 // long-lived sessions fed by a Subscription (core/subscription.h): a slow
 // client's subscription falls back to catch-up reads, so memory stays
-// bounded and nothing is lost.
+// bounded and nothing is lost. Caught-up sessions of one stream share one
+// subscription and their writes' frames per SSE thread (sse_broadcast.h).
 //
 // Shutdown is in stages so the daemon can close the bus in between:
 // StopAccepting() + DrainRequests() (in-flight requests finish, new ones on
@@ -47,7 +48,10 @@ struct ServerOptions {
   absl::Duration sse_retry = absl::Seconds(1);
   // Least time between two writes of live events to one SSE connection
   // (events arriving in between leave together); 0 writes as they come.
-  absl::Duration sse_flush = absl::Milliseconds(50);
+  // With thousands of connections the kernel's cost per write sets the
+  // latency: 100 ms (rather than 50) halves the writes, and at 10,000
+  // connections on two vCPUs it gave the lower p99 (BENCHMARKS.md).
+  absl::Duration sse_flush = absl::Milliseconds(100);
   // Events per SSE poll: a write carries up to this many (plus, while
   // catching up, one page read ahead).
   size_t sse_batch = 256;

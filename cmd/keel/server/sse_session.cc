@@ -34,7 +34,6 @@
 // behind the broadcast's window), it subscribes again from its position and
 // goes on as above until it catches up again.
 #include <algorithm>
-
 #include <boost/asio/dispatch.hpp>
 #include <boost/asio/post.hpp>
 #include <boost/asio/steady_timer.hpp>
@@ -299,6 +298,7 @@ class SseSession : public std::enable_shared_from_this<SseSession>, public SseMe
   void Deliver(Batch batch) {
     // A page that touched the store says the subscription is catching up;
     // an answer from the live queue says it is live again.
+    const bool caught_up = catching_up_ && !batch.read_store;
     catching_up_ = batch.read_store;
     if (!batch.status.ok()) return Finish(batch.status);
     state_->api.metrics().CountDelivered(batch.events);
@@ -308,7 +308,10 @@ class SseSession : public std::enable_shared_from_this<SseSession>, public SseMe
       pending_ += batch.frames;
     }
     if (!writing_ && !pending_.empty()) Flush();
-    if (catching_up_ || wake_pending_.load()) Pump();
+    // Once caught up, Pump joins the stream's broadcast at once rather than
+    // at the next event, when every session of a quiet stream would do so
+    // together.
+    if (catching_up_ || caught_up || wake_pending_.load()) Pump();
   }
 
   void Flush() {
@@ -347,8 +350,9 @@ class SseSession : public std::enable_shared_from_this<SseSession>, public SseMe
   void Finish(const absl::Status& status) {
     finishing_ = true;
     if (GetErrorKind(status) != ErrorKind::kClosed) {
-      absl::StrAppend(&pending_, "event: keel.error\ndata: {\"message\":",
-                      JsonString(status.message()), "}\n\n");
+      absl::StrAppend(&pending_,
+                      "event: keel.error\ndata: {\"message\":", JsonString(status.message()),
+                      "}\n\n");
     }
     if (writing_) return;
     if (pending_.empty()) return Close();
@@ -411,10 +415,10 @@ class SseSession : public std::enable_shared_from_this<SseSession>, public SseMe
   const SubscribeOptions options_;              // To subscribe again once detached.
   const bool filtered_;
   SseThreads::Thread& thread_;
-  bool member_ = false;                   // Served by broadcast_.
+  bool member_ = false;                    // Served by broadcast_.
   std::weak_ptr<SseBroadcast> broadcast_;  // It holds its members, not the reverse.
-  uint64_t position_ = 0;                 // Last sequence handed to the socket (member).
-  uint64_t last_id_ = 0;  // The newest id written or batched (PollBatch only).
+  uint64_t position_ = 0;                  // Last sequence handed to the socket (member).
+  uint64_t last_id_ = 0;                   // The newest id written or batched (PollBatch only).
   std::shared_ptr<ServerState> state_;
   const uint64_t epoch_;
   net::steady_timer keepalive_;
@@ -422,12 +426,12 @@ class SseSession : public std::enable_shared_from_this<SseSession>, public SseMe
   Clock::time_point next_flush_;  // Earliest next write of live events.
   bool lingering_ = false;        // flush_timer_ is armed.
   std::atomic<bool> wake_pending_{false};
-  std::string pending_;  // Frames waiting for the write in flight.
+  std::string pending_;            // Frames waiting for the write in flight.
   size_t frame_bytes_hint_ = 256;  // Bytes per frame to reserve (PollBatch only).
   Clock::time_point last_write_;
   bool writing_ = false;
-  bool polling_ = false;      // A poll or a new subscription runs on the blocking pool.
-  bool catching_up_ = true;   // Every subscription starts with a store read.
+  bool polling_ = false;     // A poll or a new subscription runs on the blocking pool.
+  bool catching_up_ = true;  // Every subscription starts with a store read.
   bool finishing_ = false;
   bool closed_ = false;
   char read_buffer_[512];
@@ -448,9 +452,8 @@ void StartSseSession(beast::tcp_stream stream, std::unique_ptr<Subscription> sub
   if (ec) return;
   socket.non_blocking(true, ec);  // For WriteShared's direct send.
   if (ec) return;
-  auto session = std::make_shared<SseSession>(std::move(socket),
-                                              std::move(subscription), std::move(options), thread,
-                                              std::move(state));
+  auto session = std::make_shared<SseSession>(std::move(socket), std::move(subscription),
+                                              std::move(options), thread, std::move(state));
   net::dispatch(session->executor(), [session] { session->Start(); });
 }
 

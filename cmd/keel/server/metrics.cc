@@ -74,6 +74,8 @@ std::string Metrics::Render() const {
                     errors_[i].load(std::memory_order_relaxed), "\n");
   }
   Single(out, "keel_sse_connections", "gauge", "Open SSE connections.", sse_open_);
+  Single(out, "keel_sse_shared_connections", "gauge",
+         "Open SSE connections served by their stream's shared writes.", sse_shared_);
   Single(out, "keel_sse_delivered_events_total", "counter", "Events written to SSE clients.",
          delivered_);
   Single(out, "keel_sse_gaps_total", "counter", "keel.gap frames sent (retention gaps).", gaps_);

@@ -42,6 +42,8 @@ class Metrics {
   void CountError(absl::string_view code);
   void SseOpened() { sse_open_.fetch_add(1, std::memory_order_relaxed); }
   void SseClosed() { sse_open_.fetch_sub(1, std::memory_order_relaxed); }
+  // +1 when an SSE connection joins its stream's shared writes, -1 when it leaves.
+  void SseShared(int delta) { sse_shared_.fetch_add(delta, std::memory_order_relaxed); }
   void CountDelivered(uint64_t events) { delivered_.fetch_add(events, std::memory_order_relaxed); }
   void CountGap() { gaps_.fetch_add(1, std::memory_order_relaxed); }
   void CountCatchUpReads(uint64_t reads) {
@@ -68,6 +70,7 @@ class Metrics {
   std::atomic<uint64_t> published_events_{0};
   std::atomic<uint64_t> published_bytes_{0};
   std::atomic<int64_t> sse_open_{0};
+  std::atomic<int64_t> sse_shared_{0};
   std::atomic<uint64_t> delivered_{0};
   std::atomic<uint64_t> gaps_{0};
   std::atomic<uint64_t> catch_up_reads_{0};

@@ -90,6 +90,8 @@ void SseBroadcast::Pull() {
       self->pulling_ = false;
       if (self->retired_) return self->subscription_.reset();  // Deferred by Retire().
       self->Take(std::move(polled.first), polled.second);
+      // A wakeup that came while the pool polled found pulling_ set.
+      if (self->wake_pending_.load()) self->Pull();
     });
   });
 }
@@ -97,8 +99,9 @@ void SseBroadcast::Pull() {
 void SseBroadcast::Take(absl::StatusOr<std::vector<EventPtr>> events, bool read_store) {
   catching_up_ = read_store;
   if (!events.ok()) {
+    // Stays registered (which keeps it alive) until its members have had
+    // everything; Join refuses newcomers meanwhile.
     ended_ = events.status();
-    owner_.Remove(stream_, this);  // Nobody new joins a stream that ended.
     return ScheduleFlush();
   }
   for (EventPtr& event : *events) {
@@ -179,6 +182,9 @@ void SseBroadcast::Visit(const std::shared_ptr<SseMember>& member, std::vector<S
     behind.push_back(member.get());
   } else if (position < head_) {
     Serve(*member);
+    // Written() only follows an asynchronous write: a batch the socket took
+    // whole needs another round when more follows it, or the stream ended.
+    if (member->position() < head_ || ended_) again_ = true;
   } else if (ended_) {
     done.push_back(member.get());
   }
@@ -207,13 +213,14 @@ std::shared_ptr<const std::string> SseBroadcast::Frames(uint64_t after, uint64_t
   return frames;
 }
 
-// Keeps the events some member still needs, but never more than
+// Keeps the events some member still needs, and the last `sse_batch` so
+// that a session just behind the others can still join, but never more than
 // `sse_window`: a member further behind is detached at the next flush.
 void SseBroadcast::Trim() {
-  const uint64_t limit = state_->options.sse_window;
-  uint64_t needed_after = head_;
+  auto before_head = [this](uint64_t count) { return head_ > count ? head_ - count : 0; };
+  uint64_t needed_after = before_head(state_->options.sse_batch);
   for (const auto& member : members_) needed_after = std::min(needed_after, member->position());
-  const uint64_t drop_through = std::max(needed_after, head_ > limit ? head_ - limit : 0);
+  const uint64_t drop_through = std::max(needed_after, before_head(state_->options.sse_window));
   while (!window_.empty() && base() < drop_through) window_.pop_front();
 }
 

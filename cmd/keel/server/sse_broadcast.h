@@ -19,9 +19,10 @@
 // the broadcast's subscription skips a sequence or reports a notice, is
 // detached: it subscribes again on its own from its position, which
 // catches up from the stream's tail or the store and loses nothing. When
-// the bus closes, each member gets the events up to the last one and then
-// the final status. Filtered sessions (tenant, type) never join: their
-// frames differ.
+// the bus closes, each member still in the broadcast gets the events up to
+// the last one and then the final status (one detached then finds the bus
+// closed, as any session catching up on its own does). Filtered sessions (tenant, type) never join:
+// their frames differ.
 //
 // Thread safety: everything runs on the SSE thread that owns the broadcast,
 // except the subscription's wakeup, which only posts there.

@@ -171,9 +171,11 @@ class SseSession : public std::enable_shared_from_this<SseSession>, public SseMe
   void JoinedBroadcast(const std::shared_ptr<SseBroadcast>& broadcast) {
     member_ = true;
     broadcast_ = broadcast;
+    state_->api.metrics().SseShared(1);
   }
 
   void LeftBroadcast() {
+    if (member_) state_->api.metrics().SseShared(-1);
     member_ = false;
     broadcast_.reset();
   }

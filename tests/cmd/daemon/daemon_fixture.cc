@@ -245,6 +245,12 @@ std::string ErrorCode(const client::ClientResponse& response) {
   return std::string(code->as_string());
 }
 
+double MetricValue(const std::string& text, const std::string& name) {
+  const size_t at = text.find("\n" + name + " ");
+  if (at == std::string::npos) return -1;
+  return std::stod(text.substr(at + name.size() + 2));
+}
+
 absl::StatusOr<std::vector<client::SseFrame>> ReadEvents(client::SseReader& reader, size_t count,
                                                          absl::Duration timeout) {
   std::vector<client::SseFrame> frames;

@@ -135,6 +135,9 @@ absl::StatusOr<std::vector<client::SseFrame>> ReadEvents(client::SseReader& read
                                                          absl::Duration timeout = kWait);
 
 // The parsed `data:` of an event frame.
+// The value of an unlabelled metric in Prometheus text, -1 when absent.
+double MetricValue(const std::string& text, const std::string& name);
+
 json::object FrameJson(const client::SseFrame& frame);
 uint64_t FrameSequence(const client::SseFrame& frame);
 

@@ -37,6 +37,70 @@ void PublishNumbered(client::HttpClient& http, const std::string& stream, int fi
   }
 }
 
+// Waits until `count` SSE connections are served by shared writes.
+void WaitForSharedConnections(InProcessDaemon& daemon, double count) {
+  auto http = daemon.NewClient();
+  const absl::Time deadline = absl::Now() + kWait;
+  double shared = -1;
+  while (absl::Now() < deadline) {
+    absl::StatusOr<client::ClientResponse> metrics = http->Get("/metrics");
+    ASSERT_OK(metrics.status());
+    shared = MetricValue(metrics->body, "keel_sse_shared_connections");
+    if (shared == count) return;
+    absl::SleepFor(absl::Milliseconds(5));
+  }
+  FAIL() << "shared SSE connections: " << shared << ", expected " << count;
+}
+
+// No keepalive and no further event comes to set off another write.
+DaemonOptions QuietDaemonOptions() {
+  DaemonOptions options;
+  options.server.sse_keepalive = absl::Seconds(600);
+  return options;
+}
+
+// More events than one write carries (sse_batch, 256) arrive at once, and
+// then nothing: the rest must not wait for later traffic.
+TEST(SseBroadcastTest, ABurstLargerThanOneWriteArrivesWhole) {
+  InProcessDaemon daemon(QuietDaemonOptions());
+  ASSERT_OK(daemon.Start());
+  client::SseOptions sse;
+  sse.stream = "burst";
+  ASSERT_OK_AND_ASSIGN(auto reader, daemon.OpenSse(sse));
+  WaitForSharedConnections(daemon, 1);
+  auto http = daemon.NewClient();
+  PublishNumbered(*http, "burst", 0, 1000, 10);
+  ASSERT_OK_AND_ASSIGN(auto frames, ReadEvents(*reader, 1000, absl::Seconds(20)));
+  EXPECT_THAT(SequencesOf(frames), ElementsAreArray(Range(1, 1000)));
+}
+
+// Shutdown right after a burst that takes shared readers several writes
+// (16 events each here): they get every event queued for them, then the
+// stream ends.
+TEST(SseBroadcastTest, ShutdownWritesWhatWasQueuedToSharedReadersThenEndsTheirStreams) {
+  constexpr int kEvents = 200;  // Within a subscription's queue (256).
+  DaemonOptions options = QuietDaemonOptions();
+  options.server.sse_batch = 16;
+  InProcessDaemon daemon(options);
+  ASSERT_OK(daemon.Start());
+  client::SseOptions sse;
+  sse.stream = "closing";
+  ASSERT_OK_AND_ASSIGN(auto first, daemon.OpenSse(sse));
+  ASSERT_OK_AND_ASSIGN(auto second, daemon.OpenSse(sse));
+  WaitForSharedConnections(daemon, 2);
+  auto http = daemon.NewClient();
+  PublishNumbered(*http, "closing", 0, kEvents, 10);
+  daemon.Stop();
+  for (auto* reader : {first.get(), second.get()}) {
+    ASSERT_OK_AND_ASSIGN(auto frames, ReadEvents(*reader, kEvents, absl::Seconds(20)));
+    EXPECT_THAT(SequencesOf(frames), ElementsAreArray(Range(1, kEvents)));
+    absl::StatusOr<std::vector<client::SseFrame>> after = ReadEvents(*reader, 1, absl::Seconds(20));
+    EXPECT_FALSE(after.ok());
+    EXPECT_NE(after.status().code(), absl::StatusCode::kDeadlineExceeded)
+        << "the stream did not end: " << after.status();
+  }
+}
+
 TEST(SseBroadcastTest, AReaderThatStopsReadingHoldsBackNobodyAndLosesNothing) {
   constexpr int kEvents = 20'000;
   DaemonOptions options;
@@ -47,6 +111,7 @@ TEST(SseBroadcastTest, AReaderThatStopsReadingHoldsBackNobodyAndLosesNothing) {
   sse.stream = "shared";
   ASSERT_OK_AND_ASSIGN(auto reading, daemon.OpenSse(sse));
   ASSERT_OK_AND_ASSIGN(auto stalled, daemon.OpenSse(sse));
+  WaitForSharedConnections(daemon, 2);
   absl::StatusOr<std::vector<client::SseFrame>> read;
   std::thread reader([&] { read = ReadEvents(*reading, kEvents); });
   // About 14 MB of frames: more than the stalled connection's socket
@@ -74,6 +139,7 @@ TEST(SseBroadcastTest, AReaderResumingBehindTheOthersGetsExactlyTheRest) {
   client::SseOptions sse;
   sse.stream = "behind";
   ASSERT_OK_AND_ASSIGN(auto ahead, daemon.OpenSse(sse));
+  WaitForSharedConnections(daemon, 1);
   PublishNumbered(*http, "behind", 0, 100, 10);
   ASSERT_OK_AND_ASSIGN(auto first, ReadEvents(*ahead, 100));
   ASSERT_THAT(SequencesOf(first), ElementsAreArray(Range(1, 100)));
@@ -81,6 +147,7 @@ TEST(SseBroadcastTest, AReaderResumingBehindTheOthersGetsExactlyTheRest) {
   // Resumes at event 40 while the first reader is live at 100.
   sse.last_event_id = *first[39].id;
   ASSERT_OK_AND_ASSIGN(auto resumed, daemon.OpenSse(sse));
+  WaitForSharedConnections(daemon, 2);  // It joined the first one's writes.
   PublishNumbered(*http, "behind", 100, 200, 10);
   ASSERT_OK_AND_ASSIGN(auto rest, ReadEvents(*resumed, 260));
   EXPECT_THAT(SequencesOf(rest), ElementsAreArray(Range(41, 300)));

@@ -53,13 +53,6 @@ class Publisher {
   std::thread thread_;
 };
 
-// The value of an unlabelled metric in Prometheus text, -1 when absent.
-double MetricValue(const std::string& text, const std::string& name) {
-  const size_t at = text.find("\n" + name + " ");
-  if (at == std::string::npos) return -1;
-  return std::stod(text.substr(at + name.size() + 2));
-}
-
 class SseTest : public ::testing::Test {
  protected:
   void SetUp() override {

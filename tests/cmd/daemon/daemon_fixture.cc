@@ -245,6 +245,12 @@ std::string ErrorCode(const client::ClientResponse& response) {
   return std::string(code->as_string());
 }
 
+std::vector<uint64_t> SequencesOf(const std::vector<client::SseFrame>& frames) {
+  std::vector<uint64_t> sequences;
+  for (const auto& frame : frames) sequences.push_back(FrameSequence(frame));
+  return sequences;
+}
+
 double MetricValue(const std::string& text, const std::string& name) {
   const size_t at = text.find("\n" + name + " ");
   if (at == std::string::npos) return -1;

@@ -140,6 +140,8 @@ double MetricValue(const std::string& text, const std::string& name);
 
 json::object FrameJson(const client::SseFrame& frame);
 uint64_t FrameSequence(const client::SseFrame& frame);
+// FrameSequence of each frame.
+std::vector<uint64_t> SequencesOf(const std::vector<client::SseFrame>& frames);
 
 // Every event of a stream via paged GETs (limit 1000).
 absl::StatusOr<std::vector<json::object>> ReplayAll(client::HttpClient& http,

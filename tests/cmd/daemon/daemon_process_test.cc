@@ -21,12 +21,6 @@ namespace {
 
 using ::testing::ElementsAreArray;
 
-std::vector<uint64_t> SequencesOf(const std::vector<client::SseFrame>& frames) {
-  std::vector<uint64_t> sequences;
-  for (const auto& frame : frames) sequences.push_back(FrameSequence(frame));
-  return sequences;
-}
-
 class DaemonProcessTest : public ::testing::Test {
  protected:
   DaemonProcessTest() : daemon_(dir_.Sub("data"), dir_.path().string()) {}

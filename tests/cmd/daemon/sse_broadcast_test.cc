@@ -15,12 +15,6 @@ namespace {
 
 using ::testing::ElementsAreArray;
 
-std::vector<uint64_t> SequencesOf(const std::vector<client::SseFrame>& frames) {
-  std::vector<uint64_t> sequences;
-  for (const auto& frame : frames) sequences.push_back(FrameSequence(frame));
-  return sequences;
-}
-
 // Publishes `count` events numbered from `first` in batches of 1000, each
 // with `pad` bytes of padding.
 void PublishNumbered(client::HttpClient& http, const std::string& stream, int first, int count,

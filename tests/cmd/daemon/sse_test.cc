@@ -19,12 +19,6 @@ namespace {
 using ::testing::ElementsAreArray;
 using ::testing::HasSubstr;
 
-std::vector<uint64_t> SequencesOf(const std::vector<client::SseFrame>& frames) {
-  std::vector<uint64_t> sequences;
-  for (const auto& frame : frames) sequences.push_back(FrameSequence(frame));
-  return sequences;
-}
-
 // Publishes `count` events to `stream` from its own thread and connection.
 class Publisher {
  public:

@@ -1,5 +1,6 @@
 #include "cmd/keel/client/raw_json.h"
 
+#include "absl/functional/function_ref.h"
 #include "absl/strings/ascii.h"
 
 namespace keel::client {
@@ -49,24 +50,47 @@ size_t SkipValue(absl::string_view text, size_t pos) {
   return pos;
 }
 
-}  // namespace
-
-std::optional<absl::string_view> RawMember(absl::string_view object, absl::string_view key) {
+// Calls `visit(name, raw value)` for the members of the top-level object in
+// order, until it returns false.
+void ForEachMember(absl::string_view object,
+                   absl::FunctionRef<bool(absl::string_view, absl::string_view)> visit) {
   size_t pos = SkipSpace(object, 0);
-  if (pos >= object.size() || object[pos] != '{') return std::nullopt;
+  if (pos >= object.size() || object[pos] != '{') return;
   pos = SkipSpace(object, pos + 1);
   while (pos < object.size() && object[pos] == '"') {
     const size_t key_end = SkipString(object, pos);
     const absl::string_view name = object.substr(pos + 1, key_end - pos - 2);
     pos = SkipSpace(object, key_end);
-    if (pos >= object.size() || object[pos] != ':') return std::nullopt;
+    if (pos >= object.size() || object[pos] != ':') return;
     pos = SkipSpace(object, pos + 1);
     const size_t value_end = SkipValue(object, pos);
-    if (name == key) return object.substr(pos, value_end - pos);
+    if (!visit(name, object.substr(pos, value_end - pos))) return;
     pos = SkipSpace(object, value_end);
     if (pos < object.size() && object[pos] == ',') pos = SkipSpace(object, pos + 1);
   }
-  return std::nullopt;
+}
+
+}  // namespace
+
+std::optional<absl::string_view> RawMember(absl::string_view object, absl::string_view key) {
+  std::optional<absl::string_view> found;
+  ForEachMember(object, [&](absl::string_view name, absl::string_view value) {
+    if (name == key) found = value;
+    return !found.has_value();
+  });
+  return found;
+}
+
+std::optional<absl::string_view> RawUniqueMember(absl::string_view object, absl::string_view key) {
+  std::optional<absl::string_view> found;
+  bool ambiguous = false;
+  ForEachMember(object, [&](absl::string_view name, absl::string_view value) {
+    ambiguous = name.find('\\') != absl::string_view::npos || (name == key && found.has_value());
+    if (name == key) found = value;
+    return !ambiguous;
+  });
+  if (ambiguous) return std::nullopt;
+  return found;
 }
 
 std::vector<absl::string_view> RawElements(absl::string_view array) {

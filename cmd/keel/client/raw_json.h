@@ -20,6 +20,11 @@ namespace keel::client {
 // The raw text of the value of member `key` of the top-level object.
 std::optional<absl::string_view> RawMember(absl::string_view object, absl::string_view key);
 
+// Like RawMember, but only when that text is surely the value a JSON parser
+// keeps for `key`: nullopt also when the name occurs twice, or when some
+// name is written with escapes (it might spell `key`).
+std::optional<absl::string_view> RawUniqueMember(absl::string_view object, absl::string_view key);
+
 // The raw texts of the elements of a JSON array (empty if `array` is not one).
 std::vector<absl::string_view> RawElements(absl::string_view array);
 

@@ -65,13 +65,12 @@ std::string CompactJson(absl::string_view raw) {
 // The data as the client wrote it, compacted, so that numbers keep their
 // spelling (1.50 stays 1.50, big integers stay exact) where a DOM round
 // trip would rewrite them. Falls back to serialising the parsed value when
-// the raw member cannot be matched to it (an escaped or repeated name).
+// the raw member cannot be matched to it for sure (an escaped or repeated
+// name); otherwise the raw text is what the parser read, so it is not
+// parsed again.
 std::string DataText(const json::value& data, absl::string_view raw_event) {
-  if (std::optional<absl::string_view> raw = client::RawMember(raw_event, "data")) {
-    std::string compact = CompactJson(*raw);
-    boost::system::error_code error;
-    json::value again = json::parse(json::string_view(compact.data(), compact.size()), error);
-    if (!error && again == data) return compact;
+  if (std::optional<absl::string_view> raw = client::RawUniqueMember(raw_event, "data")) {
+    return CompactJson(*raw);
   }
   return json::serialize(data);
 }

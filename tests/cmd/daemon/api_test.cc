@@ -252,6 +252,23 @@ TEST_F(ApiTest, EventDataKeepsTheNumbersAsWritten) {
   EXPECT_THAT(page.body, HasSubstr(R"("data":[1.0,2e3])"));
 }
 
+// When the text of "data" cannot be told for sure (a name written with
+// escapes, or given twice), the value the JSON parser read is stored.
+TEST_F(ApiTest, EventDataWithAnEscapedOrRepeatedNameIsTheParsedValue) {
+  const std::string escaped = R"({"type":"t","d\u0061ta":{"n":1}})";
+  const std::string repeated = R"({"type":"t","data":{"n":2},"data":{"n":3}})";
+  for (const std::string& body : {escaped, repeated}) {
+    ASSERT_OK_AND_ASSIGN(auto response, PostEvents(*http_, "names", body));
+    ASSERT_EQ(response.status, 201) << response.body;
+  }
+  ASSERT_OK_AND_ASSIGN(auto page, http_->Get("/v1/streams/names/events?after=earliest"));
+  ASSERT_EQ(page.status, 200);
+  const json::array events = json::parse(page.body).at("events").as_array();
+  ASSERT_EQ(events.size(), 2u);
+  EXPECT_EQ(events[0].at("data"), json::parse(escaped).at("data"));
+  EXPECT_EQ(events[1].at("data"), json::parse(repeated).at("data"));
+}
+
 TEST_F(ApiTest, BatchPublishIsAllOrNothing) {
   ASSERT_OK_AND_ASSIGN(auto batch,
                        PostEvents(*http_, "batch",

@@ -114,6 +114,15 @@ TEST(RawJsonTest, SlicesMembersAndElementsVerbatim) {
   EXPECT_THAT(RawElements(" [ 1 , \"2\" ] "), ElementsAre("1", "\"2\""));
 }
 
+TEST(RawJsonTest, UniqueMemberRefusesRepeatedAndEscapedNames) {
+  EXPECT_EQ(RawUniqueMember(R"({"a":{"data":1},"data":[2, 3]})", "data"), "[2, 3]");
+  EXPECT_FALSE(RawUniqueMember(R"({"data":1,"data":2})", "data").has_value());
+  EXPECT_FALSE(RawUniqueMember(R"({"d\u0061ta":1})", "data").has_value());
+  EXPECT_FALSE(RawUniqueMember(R"({"data":1,"x\"":2})", "data").has_value());
+  EXPECT_FALSE(RawUniqueMember(R"({"other":1})", "data").has_value());
+  EXPECT_EQ(RawMember(R"({"data":1,"data":2})", "data"), "1");
+}
+
 TEST(TargetTest, EncodesSegmentsAndQuery) {
   EXPECT_EQ(BuildTarget({"v1", "streams"}), "/v1/streams");
   EXPECT_EQ(BuildTarget({"v1", "streams", "a b/c", "events"}, {{"type", "x y"}, {"after", ""}}),

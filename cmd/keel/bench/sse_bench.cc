@@ -18,10 +18,11 @@
 //
 // A lost, repeated or reordered event is an error (exit 1); a missed target
 // is only printed.
+#include <sys/epoll.h>
 #include <sys/resource.h>
+#include <sys/socket.h>
 #include <unistd.h>
 
-#include <array>
 #include <atomic>
 #include <bit>
 #include <boost/asio/connect.hpp>
@@ -194,12 +195,13 @@ thread_local ThreadStats* tls_stats = nullptr;
 
 class SseClients;
 
-// One SSE connection. Each has a small read buffer, so that a read can be
-// started at once (Asio tries it before waiting, with no epoll_ctl; a bare
-// wait for readability cost one epoll_ctl per wakeup, a sixth of the
-// client's CPU, taken from the daemon it measures); a read that fills it
-// goes on into the thread's scratch buffer. Only an incomplete trailing
-// frame is kept per connection.
+// One SSE connection. Asio connects it and sends the request; then the
+// socket leaves Asio for a reader thread's epoll set (level-triggered), where
+// a ready connection costs one recv into the thread's scratch buffer and
+// nothing else. With Asio, each wakeup cost a second read that found
+// nothing (or an epoll_ctl to wait again): the client shares the machine's
+// two vCPUs with the daemon it measures, so its cost is taken from the
+// daemon. Only an incomplete trailing frame is kept per connection.
 class SseClient {
  public:
   SseClient(SseClients& owner, net::io_context& ioc, size_t index)
@@ -208,22 +210,27 @@ class SseClient {
   uint64_t received() const { return received_; }
   uint64_t last_sequence() const { return last_sequence_; }
   bool failed() const { return failed_; }
+  // Reader thread: the socket is readable.
+  void OnReadable();
   void Close() {
+    if (fd_ >= 0) {
+      close(fd_);
+      fd_ = -1;
+    }
     boost::system::error_code ignored;
     socket_.close(ignored);
   }
 
  private:
-  void Read();
-  void ReadRest();
+  void Attach();
   void Consume(const char* data, size_t size, uint64_t now_ns);
   bool Frame(absl::string_view frame, uint64_t now_ns);
   void Fail(const std::string& why);
 
   SseClients& owner_;
   tcp::socket socket_;
+  int fd_ = -1;  // The socket, once handed to a reader thread.
   const size_t index_;
-  std::array<char, 4096> buffer_;
   std::string pending_;  // An incomplete head or frame.
   std::string request_;
   bool head_done_ = false;
@@ -258,6 +265,7 @@ class SseClients {
       clients_.push_back(std::make_unique<SseClient>(*this, ioc, static_cast<size_t>(i)));
     }
     stats_.resize(contexts_.size());
+    for (size_t i = 0; i < contexts_.size(); ++i) readers_.push_back(epoll_create1(EPOLL_CLOEXEC));
   }
   ~SseClients() { Stop(); }
 
@@ -271,10 +279,8 @@ class SseClients {
     next_.store(static_cast<size_t>(first));
     for (int i = 0; i < first; ++i) clients_[static_cast<size_t>(i)]->Start();
     for (size_t i = 0; i < contexts_.size(); ++i) {
-      threads_.emplace_back([this, i] {
-        tls_stats = &stats_[i];
-        contexts_[i]->ioc.run();
-      });
+      threads_.emplace_back([this, i] { contexts_[i]->ioc.run(); });
+      threads_.emplace_back([this, i] { ReadLoop(i); });
     }
   }
 
@@ -288,6 +294,13 @@ class SseClients {
     failures_.fetch_add(1);
     keel::MutexLock lock(&mu_);
     if (first_failure_.empty()) first_failure_ = why;
+  }
+  // Hands `fd` (of `client`) to reader thread `index` % threads.
+  bool Watch(size_t index, int fd, SseClient* client) {
+    epoll_event event{};
+    event.events = EPOLLIN;
+    event.data.ptr = client;
+    return epoll_ctl(readers_[index % readers_.size()], EPOLL_CTL_ADD, fd, &event) == 0;
   }
   void Delivered(uint64_t n) { delivered_.fetch_add(n, std::memory_order_relaxed); }
   void LastEventAt(uint64_t ns) { last_event_ns_.store(ns, std::memory_order_relaxed); }
@@ -306,9 +319,11 @@ class SseClients {
   void Stop() {
     if (stopped_) return;
     stopped_ = true;
+    stopping_.store(true);
     for (auto& context : contexts_) context->ioc.stop();
     for (std::thread& t : threads_) t.join();
     for (auto& client : clients_) client->Close();
+    for (int fd : readers_) close(fd);
   }
 
   Histogram MergedLatency() const {
@@ -342,7 +357,18 @@ class SseClients {
     // return while a context has none yet.
     net::executor_work_guard<net::io_context::executor_type> work = net::make_work_guard(ioc);
   };
+  void ReadLoop(size_t index) {
+    tls_stats = &stats_[index];
+    epoll_event events[256];
+    while (!stopping_.load()) {
+      const int n = epoll_wait(readers_[index], events, 256, 100);
+      for (int i = 0; i < n; ++i) static_cast<SseClient*>(events[i].data.ptr)->OnReadable();
+    }
+  }
+
   std::vector<std::unique_ptr<Context>> contexts_;
+  std::vector<int> readers_;  // An epoll set per reader thread.
+  std::atomic<bool> stopping_{false};
   std::vector<std::unique_ptr<SseClient>> clients_;
   std::vector<ThreadStats> stats_;
   std::vector<std::thread> threads_;
@@ -372,32 +398,28 @@ void SseClient::Start() {
     net::async_write(socket_, net::buffer(request_),
                      [this](const boost::system::error_code& ec, size_t) {
                        if (ec) return Fail(absl::StrCat("write: ", ec.message()));
-                       Read();
+                       Attach();
                      });
   });
 }
 
-void SseClient::Read() {
-  socket_.async_read_some(net::buffer(buffer_),
-                          [this](const boost::system::error_code& ec, size_t n) {
-                            if (ec) return Fail(absl::StrCat("read: ", ec.message()));
-                            Consume(buffer_.data(), n, NowNanos());
-                            if (failed_) return;
-                            if (n == buffer_.size()) ReadRest();
-                            if (!failed_) Read();
-                          });
+// The request is out: the rest of the connection is reading.
+void SseClient::Attach() {
+  boost::system::error_code ec;
+  fd_ = socket_.release(ec);
+  if (ec) return Fail(absl::StrCat("release: ", ec.message()));
+  if (!owner_.Watch(index_, fd_, this)) Fail(absl::StrCat("epoll_ctl: ", strerror(errno)));
 }
 
-// The buffer filled: what else is there goes through the thread's scratch.
-void SseClient::ReadRest() {
+void SseClient::OnReadable() {
+  if (failed_) return;
   std::vector<char>& scratch = tls_stats->scratch;
   while (true) {
-    boost::system::error_code ec;
-    const size_t n = socket_.read_some(net::buffer(scratch), ec);
-    if (ec == net::error::would_block || ec == net::error::try_again) return;
-    if (ec) return Fail(absl::StrCat("read: ", ec.message()));
-    Consume(scratch.data(), n, NowNanos());
-    if (failed_ || n < scratch.size()) return;
+    const ssize_t n = recv(fd_, scratch.data(), scratch.size(), 0);
+    if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR)) return;
+    if (n <= 0) return Fail(n == 0 ? "the server closed the stream" : strerror(errno));
+    Consume(scratch.data(), static_cast<size_t>(n), NowNanos());
+    if (failed_ || static_cast<size_t>(n) < scratch.size()) return;
   }
 }
 

@@ -108,7 +108,6 @@ class SseSession : public std::enable_shared_from_this<SseSession>, public SseMe
   void WriteShared(std::shared_ptr<const std::string> frames, uint64_t last,
                    size_t events) override {
     position_ = last;
-    state_->api.metrics().CountDelivered(events);
     last_write_ = Clock::now();
     beast::error_code ec;
     const size_t sent = socket_.write_some(net::buffer(*frames), ec);
@@ -117,6 +116,7 @@ class SseSession : public std::enable_shared_from_this<SseSession>, public SseMe
       net::post(socket_.get_executor(), [self = shared_from_this()] { self->Close(); });
       return;
     }
+    state_->api.metrics().CountDelivered(events);
     if (sent == frames->size()) return;
     writing_ = true;
     net::async_write(socket_, net::buffer(*frames) + sent,

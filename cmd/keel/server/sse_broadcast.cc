@@ -22,6 +22,15 @@ constexpr size_t kChunkMembers = 128;
 
 }  // namespace
 
+SsePoll PollCountingReads(Subscription& subscription, size_t max, Metrics& metrics) {
+  const uint64_t reads_before = subscription.catch_up_reads();
+  SsePoll poll{subscription.Poll(max)};
+  const uint64_t reads = subscription.catch_up_reads() - reads_before;
+  metrics.CountCatchUpReads(reads);
+  poll.read_store = reads > 0;
+  return poll;
+}
+
 SseBroadcast::SseBroadcast(std::string stream, std::unique_ptr<Subscription> subscription,
                            uint64_t after, net::io_context& context,
                            std::shared_ptr<ServerState> state, SseBroadcasts& owner)
@@ -73,31 +82,25 @@ void SseBroadcast::Pull() {
   if (pulling_ || retired_ || ended_) return;
   wake_pending_.store(false);
   auto poll = [this] {
-    const uint64_t reads_before = subscription_->catch_up_reads();
-    absl::StatusOr<std::vector<EventPtr>> events = subscription_->Poll(kPullEvents);
-    const uint64_t reads = subscription_->catch_up_reads() - reads_before;
-    state_->api.metrics().CountCatchUpReads(reads);
-    return std::make_pair(std::move(events), reads > 0);
+    return PollCountingReads(*subscription_, kPullEvents, state_->api.metrics());
   };
-  if (!catching_up_) {
-    auto [events, read_store] = poll();
-    return Take(std::move(events), read_store);
-  }
+  if (!catching_up_) return Take(poll());
   pulling_ = true;
   net::post(state_->blocking, [self = shared_from_this(), poll] {
-    auto polled = poll();
+    SsePoll polled = poll();
     net::post(self->context_, [self, polled = std::move(polled)]() mutable {
       self->pulling_ = false;
       if (self->retired_) return self->subscription_.reset();  // Deferred by Retire().
-      self->Take(std::move(polled.first), polled.second);
+      self->Take(std::move(polled));
       // A wakeup that came while the pool polled found pulling_ set.
       if (self->wake_pending_.load()) self->Pull();
     });
   });
 }
 
-void SseBroadcast::Take(absl::StatusOr<std::vector<EventPtr>> events, bool read_store) {
-  catching_up_ = read_store;
+void SseBroadcast::Take(SsePoll polled) {
+  catching_up_ = polled.read_store;
+  absl::StatusOr<std::vector<EventPtr>>& events = polled.events;
   if (!events.ok()) {
     // Stays registered (which keeps it alive) until its members have had
     // everything; Join refuses newcomers meanwhile.

@@ -41,10 +41,19 @@
 
 #include "absl/container/flat_hash_map.h"
 #include "absl/status/status.h"
+#include "cmd/keel/server/metrics.h"
 #include "cmd/keel/server/server_state.h"
 #include "core/subscription.h"
 
 namespace keel::server {
+
+// One Poll of an SSE subscription (a session's or a broadcast's), with the
+// store pages it read counted in `metrics`.
+struct SsePoll {
+  absl::StatusOr<std::vector<EventPtr>> events;
+  bool read_store = false;  // It read a page from the store: poll on the pool next.
+};
+SsePoll PollCountingReads(Subscription& subscription, size_t max, Metrics& metrics);
 
 // What a broadcast needs of a session.
 class SseMember {
@@ -87,7 +96,7 @@ class SseBroadcast : public std::enable_shared_from_this<SseBroadcast> {
 
   void OnWakeup();  // Any thread.
   void Pull();
-  void Take(absl::StatusOr<std::vector<EventPtr>> events, bool read_store);
+  void Take(SsePoll polled);
   // Asks for a round (or, during one, for another after it).
   void ScheduleFlush();
   void Flush();  // Runs one chunk of the current round.

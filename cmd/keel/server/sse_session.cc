@@ -169,14 +169,12 @@ class SseSession : public std::enable_shared_from_this<SseSession>, public SseMe
   }
 
   void JoinedBroadcast(const std::shared_ptr<SseBroadcast>& broadcast) {
-    member_ = true;
     broadcast_ = broadcast;
     state_->api.metrics().SseShared(1);
   }
 
   void LeftBroadcast() {
-    if (member_) state_->api.metrics().SseShared(-1);
-    member_ = false;
+    if (!broadcast_.expired()) state_->api.metrics().SseShared(-1);
     broadcast_.reset();
   }
 
@@ -246,11 +244,9 @@ class SseSession : public std::enable_shared_from_this<SseSession>, public SseMe
   // The only reader of the subscription at any time (strand or pool).
   Batch PollBatch(bool use_cache) {
     Batch batch;
-    const uint64_t reads_before = subscription_->catch_up_reads();
-    absl::StatusOr<std::vector<EventPtr>> events = subscription_->Poll(PollSize());
-    const uint64_t reads = subscription_->catch_up_reads() - reads_before;
-    state_->api.metrics().CountCatchUpReads(reads);
-    batch.read_store = reads > 0;
+    SsePoll polled = PollCountingReads(*subscription_, PollSize(), state_->api.metrics());
+    absl::StatusOr<std::vector<EventPtr>>& events = polled.events;
+    batch.read_store = polled.read_store;
     if (!events.ok()) {
       batch.status = events.status();
       return batch;
@@ -343,8 +339,8 @@ class SseSession : public std::enable_shared_from_this<SseSession>, public SseMe
       if (!writing_ && !polling_) Close();
       return;
     }
-    if (!member_) return Pump();
-    if (std::shared_ptr<SseBroadcast> broadcast = broadcast_.lock()) broadcast->Written(this);
+    if (std::shared_ptr<SseBroadcast> broadcast = broadcast_.lock()) return broadcast->Written(this);
+    Pump();
   }
 
   // The subscription ended: the bus closed (a clean end) or failed. What is
@@ -394,8 +390,8 @@ class SseSession : public std::enable_shared_from_this<SseSession>, public SseMe
   void Close() {
     if (closed_) return;
     closed_ = true;
-    if (member_) {
-      if (std::shared_ptr<SseBroadcast> broadcast = broadcast_.lock()) broadcast->Leave(this);
+    if (std::shared_ptr<SseBroadcast> broadcast = broadcast_.lock()) {
+      broadcast->Leave(this);
       LeftBroadcast();
     }
     // One reader at a time: a poll on the pool cancels when it returns.
@@ -417,8 +413,9 @@ class SseSession : public std::enable_shared_from_this<SseSession>, public SseMe
   const SubscribeOptions options_;              // To subscribe again once detached.
   const bool filtered_;
   SseThreads::Thread& thread_;
-  bool member_ = false;                    // Served by broadcast_.
-  std::weak_ptr<SseBroadcast> broadcast_;  // It holds its members, not the reverse.
+  // Set while the broadcast serves this session (it holds its members and
+  // stays registered while it has any, not the reverse).
+  std::weak_ptr<SseBroadcast> broadcast_;
   uint64_t position_ = 0;                  // Last sequence handed to the socket (member).
   uint64_t last_id_ = 0;                   // The newest id written or batched (PollBatch only).
   std::shared_ptr<ServerState> state_;

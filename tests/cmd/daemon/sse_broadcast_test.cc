@@ -46,6 +46,21 @@ void WaitForSharedConnections(InProcessDaemon& daemon, double count) {
   FAIL() << "shared SSE connections: " << shared << ", expected " << count;
 }
 
+using Readers = std::vector<std::unique_ptr<client::SseReader>>;
+
+// Opens `count` readers of `stream` (after=latest) and waits until they are
+// all on shared writes.
+void OpenSharedReaders(InProcessDaemon& daemon, const std::string& stream, int count,
+                       Readers& readers) {
+  client::SseOptions sse;
+  sse.stream = stream;
+  for (int i = 0; i < count; ++i) {
+    ASSERT_OK_AND_ASSIGN(auto reader, daemon.OpenSse(sse));
+    readers.push_back(std::move(reader));
+  }
+  WaitForSharedConnections(daemon, count);
+}
+
 // No keepalive and no further event comes to set off another write.
 DaemonOptions QuietDaemonOptions() {
   DaemonOptions options;
@@ -58,13 +73,11 @@ DaemonOptions QuietDaemonOptions() {
 TEST(SseBroadcastTest, ABurstLargerThanOneWriteArrivesWhole) {
   InProcessDaemon daemon(QuietDaemonOptions());
   ASSERT_OK(daemon.Start());
-  client::SseOptions sse;
-  sse.stream = "burst";
-  ASSERT_OK_AND_ASSIGN(auto reader, daemon.OpenSse(sse));
-  WaitForSharedConnections(daemon, 1);
+  Readers readers;
+  ASSERT_NO_FATAL_FAILURE(OpenSharedReaders(daemon, "burst", 1, readers));
   auto http = daemon.NewClient();
   PublishNumbered(*http, "burst", 0, 1000, 10);
-  ASSERT_OK_AND_ASSIGN(auto frames, ReadEvents(*reader, 1000, absl::Seconds(20)));
+  ASSERT_OK_AND_ASSIGN(auto frames, ReadEvents(*readers[0], 1000, absl::Seconds(20)));
   EXPECT_THAT(SequencesOf(frames), ElementsAreArray(Range(1, 1000)));
 }
 
@@ -77,15 +90,12 @@ TEST(SseBroadcastTest, ShutdownWritesWhatWasQueuedToSharedReadersThenEndsTheirSt
   options.server.sse_batch = 16;
   InProcessDaemon daemon(options);
   ASSERT_OK(daemon.Start());
-  client::SseOptions sse;
-  sse.stream = "closing";
-  ASSERT_OK_AND_ASSIGN(auto first, daemon.OpenSse(sse));
-  ASSERT_OK_AND_ASSIGN(auto second, daemon.OpenSse(sse));
-  WaitForSharedConnections(daemon, 2);
+  Readers readers;
+  ASSERT_NO_FATAL_FAILURE(OpenSharedReaders(daemon, "closing", 2, readers));
   auto http = daemon.NewClient();
   PublishNumbered(*http, "closing", 0, kEvents, 10);
   daemon.Stop();
-  for (auto* reader : {first.get(), second.get()}) {
+  for (auto& reader : readers) {
     ASSERT_OK_AND_ASSIGN(auto frames, ReadEvents(*reader, kEvents, absl::Seconds(20)));
     EXPECT_THAT(SequencesOf(frames), ElementsAreArray(Range(1, kEvents)));
     absl::StatusOr<std::vector<client::SseFrame>> after = ReadEvents(*reader, 1, absl::Seconds(20));
@@ -101,13 +111,12 @@ TEST(SseBroadcastTest, AReaderThatStopsReadingHoldsBackNobodyAndLosesNothing) {
   options.server.sse_window = 64;  // Falls out of the shared writes early.
   InProcessDaemon daemon(options);
   ASSERT_OK(daemon.Start());
-  client::SseOptions sse;
-  sse.stream = "shared";
-  ASSERT_OK_AND_ASSIGN(auto reading, daemon.OpenSse(sse));
-  ASSERT_OK_AND_ASSIGN(auto stalled, daemon.OpenSse(sse));
-  WaitForSharedConnections(daemon, 2);
+  Readers readers;
+  ASSERT_NO_FATAL_FAILURE(OpenSharedReaders(daemon, "shared", 2, readers));
+  client::SseReader& reading = *readers[0];
+  client::SseReader& stalled = *readers[1];
   absl::StatusOr<std::vector<client::SseFrame>> read;
-  std::thread reader([&] { read = ReadEvents(*reading, kEvents); });
+  std::thread reader([&] { read = ReadEvents(reading, kEvents); });
   // About 14 MB of frames: more than the stalled connection's socket
   // buffers hold, so its writes stop while the other reader goes on.
   auto http = daemon.NewClient();
@@ -116,12 +125,12 @@ TEST(SseBroadcastTest, AReaderThatStopsReadingHoldsBackNobodyAndLosesNothing) {
   ASSERT_OK(read.status());
   EXPECT_EQ(SequencesOf(*read), Range(1, kEvents));
 
-  ASSERT_OK_AND_ASSIGN(auto late, ReadEvents(*stalled, kEvents));
+  ASSERT_OK_AND_ASSIGN(auto late, ReadEvents(stalled, kEvents));
   EXPECT_EQ(SequencesOf(late), Range(1, kEvents));
   for (int i = 0; i < kEvents; i += 1999) {
     EXPECT_EQ(FrameJson(late[i]).at("data").at("n").to_number<int>(), i);
   }
-  EXPECT_THAT(ReadEvents(*stalled, 1, absl::Milliseconds(300)),
+  EXPECT_THAT(ReadEvents(stalled, 1, absl::Milliseconds(300)),
               keel::testing::StatusIs(absl::StatusCode::kDeadlineExceeded))
       << "a duplicate or an event nobody published";
 }

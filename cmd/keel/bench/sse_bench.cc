@@ -252,20 +252,15 @@ class SseClients {
     bool record_latency = true;
   };
 
-  // An I/O context per thread: with one shared by the threads, each
-  // completion could wake the other thread, and the scheduler's wakeups
-  // (an epoll_ctl each) were a visible part of the client's CPU, taken from
-  // the daemon it measures.
+  // One Asio thread connects and sends the requests; `threads` reader
+  // threads read (SseClient says why).
   explicit SseClients(Config config) : config_(std::move(config)) {
-    for (int i = 0; i < std::max(1, config_.threads); ++i) {
-      contexts_.push_back(std::make_unique<Context>());
-    }
     for (int i = 0; i < config_.connections; ++i) {
-      net::io_context& ioc = contexts_[static_cast<size_t>(i) % contexts_.size()]->ioc;
-      clients_.push_back(std::make_unique<SseClient>(*this, ioc, static_cast<size_t>(i)));
+      clients_.push_back(std::make_unique<SseClient>(*this, connector_, static_cast<size_t>(i)));
     }
-    stats_.resize(contexts_.size());
-    for (size_t i = 0; i < contexts_.size(); ++i) readers_.push_back(epoll_create1(EPOLL_CLOEXEC));
+    readers_.resize(static_cast<size_t>(std::max(1, config_.threads)));
+    stats_.resize(readers_.size());
+    for (int& reader : readers_) reader = epoll_create1(EPOLL_CLOEXEC);
   }
   ~SseClients() { Stop(); }
 
@@ -278,10 +273,8 @@ class SseClients {
     const int first = std::min(config_.connect_parallel, config_.connections);
     next_.store(static_cast<size_t>(first));
     for (int i = 0; i < first; ++i) clients_[static_cast<size_t>(i)]->Start();
-    for (size_t i = 0; i < contexts_.size(); ++i) {
-      threads_.emplace_back([this, i] { contexts_[i]->ioc.run(); });
-      threads_.emplace_back([this, i] { ReadLoop(i); });
-    }
+    threads_.emplace_back([this] { connector_.run(); });
+    for (size_t i = 0; i < readers_.size(); ++i) threads_.emplace_back([this, i] { ReadLoop(i); });
   }
 
   // Called once per client when its stream started (or failed to).
@@ -320,7 +313,7 @@ class SseClients {
     if (stopped_) return;
     stopped_ = true;
     stopping_.store(true);
-    for (auto& context : contexts_) context->ioc.stop();
+    connector_.stop();
     for (std::thread& t : threads_) t.join();
     for (auto& client : clients_) client->Close();
     for (int fd : readers_) close(fd);
@@ -351,12 +344,6 @@ class SseClients {
 
  private:
   const Config config_;
-  struct Context {
-    net::io_context ioc{1};
-    // Clients are started gradually, from other threads: run() must not
-    // return while a context has none yet.
-    net::executor_work_guard<net::io_context::executor_type> work = net::make_work_guard(ioc);
-  };
   void ReadLoop(size_t index) {
     tls_stats = &stats_[index];
     epoll_event events[256];
@@ -366,7 +353,11 @@ class SseClients {
     }
   }
 
-  std::vector<std::unique_ptr<Context>> contexts_;
+  net::io_context connector_{1};
+  // Clients are started gradually, from reader threads, and a connected
+  // one leaves Asio: run() must not return while none is connecting.
+  net::executor_work_guard<net::io_context::executor_type> connecting_ =
+      net::make_work_guard(connector_);
   std::vector<int> readers_;  // An epoll set per reader thread.
   std::atomic<bool> stopping_{false};
   std::vector<std::unique_ptr<SseClient>> clients_;

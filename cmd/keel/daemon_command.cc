@@ -190,10 +190,7 @@ class DaemonCommand : public Command {
         StreamPolicy::Parse(vars["default-policy"].as<std::string>());
     for (const absl::Status& status : {config.status(), options.status(), grace.status(),
                                        declarations.status(), default_policy.status()}) {
-      if (!status.ok()) {
-        io.err << "keel daemon: " << status.message() << "\n";
-        return kExitUsage;
-      }
+      if (!status.ok()) return UsageError(io, "keel daemon", status.message());
     }
     const sigset_t signals = BlockShutdownSignals();
     server::Metrics metrics;

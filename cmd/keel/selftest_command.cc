@@ -63,10 +63,7 @@ class SelftestCommand : public Command {
   int Run(const po::variables_map& vars, CommandIo& io) const override {
     const std::string driver = vars["driver"].as<std::string>();
     absl::StatusOr<Config> config = DriverConfigFrom(vars);
-    if (!config.ok()) {
-      io.err << "keel selftest: " << config.status().message() << "\n";
-      return kExitUsage;
-    }
+    if (!config.ok()) return UsageError(io, "keel selftest", config.status().message());
     absl::StatusOr<std::unique_ptr<EventBus>> bus = CreateBus(driver, *config);
     absl::Status status = bus.ok() ? RunSelftest(**bus, vars["stream"].as<std::string>(), io.out)
                                    : bus.status();

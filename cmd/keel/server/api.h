@@ -78,8 +78,8 @@ class Api {
                                                          const HttpRequest& request);
   // Answers a parsed publish on its own (a topic's per partition).
   HttpResponse PublishAlone(ParsedPublish& publish);
-  // Whether `publish` may join others: a non-empty publish to a plain
-  // stream without an expected last sequence.
+  // Whether `publish` may join others: a publish to a plain stream without
+  // an expected last sequence (ParsePublishBody already refused empty ones).
   static bool Joinable(const ParsedPublish& publish);
   // Commits `publishes` (one stream, in order) as one PublishBatch.
   std::vector<HttpResponse> PublishTogether(absl::Span<ParsedPublish> publishes);

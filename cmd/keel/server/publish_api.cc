@@ -69,8 +69,7 @@ std::variant<ParsedPublish, HttpResponse> Api::ParsePublish(const std::string& s
 }
 
 bool Api::Joinable(const ParsedPublish& publish) {
-  // An empty batch is refused by the bus; joined with others it would not be.
-  return !publish.topic && !publish.body.expected_last_sequence && !publish.body.events.empty();
+  return !publish.topic && !publish.body.expected_last_sequence;
 }
 
 std::vector<HttpResponse> Api::PublishTogether(absl::Span<ParsedPublish> publishes) {

@@ -168,6 +168,8 @@ absl::StatusOr<PublishBody> ParsePublishBody(absl::string_view text,
                              "give each event of a batch its own idempotencyKey");
     }
     const json::array& array = root.get_array();
+    // Refused here, where every publish path (alone, joined, topic) sees it.
+    if (array.empty()) return InvalidArgument("a publish needs at least one event");
     std::vector<absl::string_view> raw = client::RawElements(text);
     if (raw.size() != array.size()) raw.assign(array.size(), absl::string_view());
     body.events.reserve(array.size());

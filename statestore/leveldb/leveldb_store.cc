@@ -35,8 +35,8 @@ constexpr uint64_t kMiB = uint64_t{1} << 20;
 
 struct Settings {
   std::string path;
-  uint64_t block_cache_bytes = 8 * kMiB;
-  uint64_t write_buffer_bytes = 4 * kMiB;
+  uint64_t block_cache_bytes = LevelDbStore::kDefaultBlockCacheBytes;
+  uint64_t write_buffer_bytes = LevelDbStore::kDefaultWriteBufferBytes;
   leveldb::CompressionType compression = leveldb::kSnappyCompression;
   bool create_if_missing = true;
 };

@@ -4,6 +4,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "leveldb/options.h"
+#include "statestore/leveldb/leveldb_store.h"
 
 namespace keel::cli::bench {
 
@@ -15,10 +16,11 @@ absl::Status FromLevelDbStatus(const leveldb::Status& status, const std::string&
 absl::StatusOr<std::unique_ptr<RawLevelDb>> RawLevelDb::Open(const std::string& path) {
   std::unique_ptr<RawLevelDb> raw(new RawLevelDb());
   raw->filter_.reset(leveldb::NewBloomFilterPolicy(10));
-  raw->cache_.reset(leveldb::NewLRUCache(8 << 20));
+  // The same settings as the "leveldb" store's defaults.
+  raw->cache_.reset(leveldb::NewLRUCache(LevelDbStore::kDefaultBlockCacheBytes));
   leveldb::Options options;
   options.create_if_missing = true;
-  options.write_buffer_size = 4 << 20;
+  options.write_buffer_size = LevelDbStore::kDefaultWriteBufferBytes;
   options.block_cache = raw->cache_.get();
   options.filter_policy = raw->filter_.get();
   options.compression = leveldb::kSnappyCompression;

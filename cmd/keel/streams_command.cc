@@ -3,10 +3,9 @@
 //
 //   keel streams --prefix orders.
 //   keel streams orders
-#include <ostream>
-
 #include <boost/json.hpp>
 #include <boost/program_options/value_semantic.hpp>
+#include <ostream>
 
 #include "absl/strings/str_cat.h"
 #include "cmd/keel/client/errors.h"
@@ -27,10 +26,10 @@ class StreamsCommand : public Command {
   }
   void AddOptions(po::options_description& options) const override {
     AddServerOption(options);
-    options.add_options()
-        ("prefix", po::value<std::string>(), "only streams whose name starts with this")
-        ("limit", po::value<size_t>(), "at most this many streams")
-        ("stream", po::value<std::string>(), "show this stream's bounds (also positional)");
+    options.add_options()("prefix", po::value<std::string>(),
+                          "only streams whose name starts with this")("limit", po::value<size_t>(),
+                                                                      "at most this many streams")(
+        "stream", po::value<std::string>(), "show this stream's bounds (also positional)");
   }
   std::vector<std::string> Positionals() const override { return {"stream"}; }
 
@@ -42,7 +41,8 @@ class StreamsCommand : public Command {
     }
     const bool one = vars.count("stream") > 0;
     if (one && (vars.count("prefix") || vars.count("limit"))) {
-      return UsageError(io, "keel streams", "--prefix and --limit list streams; drop them to show one stream");
+      return UsageError(io, "keel streams",
+                        "--prefix and --limit list streams; drop them to show one stream");
     }
     std::string target;
     if (one) {
@@ -50,7 +50,8 @@ class StreamsCommand : public Command {
     } else {
       std::vector<std::pair<std::string, std::string>> query;
       if (vars.count("prefix")) query.emplace_back("prefix", vars["prefix"].as<std::string>());
-      if (vars.count("limit")) query.emplace_back("limit", absl::StrCat(vars["limit"].as<size_t>()));
+      if (vars.count("limit"))
+        query.emplace_back("limit", absl::StrCat(vars["limit"].as<size_t>()));
       target = client::BuildTarget({"v1", "streams"}, query);
     }
     client::HttpClient http(server->host, server->port);

@@ -134,10 +134,10 @@ std::string ErrorCode(const client::ClientResponse& response);
 absl::StatusOr<std::vector<client::SseFrame>> ReadEvents(client::SseReader& reader, size_t count,
                                                          absl::Duration timeout = kWait);
 
-// The parsed `data:` of an event frame.
 // The value of an unlabelled metric in Prometheus text, -1 when absent.
 double MetricValue(const std::string& text, const std::string& name);
 
+// The parsed `data:` of an event frame.
 json::object FrameJson(const client::SseFrame& frame);
 uint64_t FrameSequence(const client::SseFrame& frame);
 // FrameSequence of each frame.

@@ -110,8 +110,8 @@ TEST_F(JoinedPublishTest, OtherStreamsAndRequestsAreAnsweredApart) {
   std::vector<server::HttpRequest> requests;
   requests.push_back(PublishRequest("a", Event(1)));
   requests.push_back(PublishRequest("b", Event(2)));
-  requests.push_back(PublishRequest("a", Event(3),
-                                    {{"keel-expected-last-sequence", "7"}}));  // Stale: alone.
+  requests.push_back(
+      PublishRequest("a", Event(3), {{"keel-expected-last-sequence", "7"}}));  // Stale: alone.
   server::HttpRequest bounds;
   bounds.method = "GET";
   bounds.path = "/v1/streams/a";
@@ -162,9 +162,13 @@ TEST_F(JoinedPublishTest, AnEmptyBatchIsRefusedEvenAmongOthers) {
 // the server in whatever passes the I/O threads read them) each get the
 // receipt of their own event, and the stream holds exactly what was
 // acknowledged.
+// Clients publish to two streams at once, so a pass carries publishes of
+// both and they are committed per stream.
 TEST_F(JoinedPublishTest, ConcurrentPublishersEachGetTheirOwnReceipts) {
   constexpr int kClients = 8;
   constexpr int kEach = 50;
+  const std::string kStreams[] = {"load-a", "load-b"};
+  auto stream_of = [&](int client) { return kStreams[client % 2]; };
   // Per client: the sequence each of its events got, and the data sent.
   std::vector<std::vector<std::pair<uint64_t, std::string>>> receipts(kClients);
   std::vector<std::thread> threads;
@@ -173,24 +177,27 @@ TEST_F(JoinedPublishTest, ConcurrentPublishersEachGetTheirOwnReceipts) {
       std::unique_ptr<client::HttpClient> http = daemon_.NewClient();
       for (int i = 0; i < kEach; ++i) {
         const std::string data = absl::StrCat("\"client ", c, " event ", i, "\"");
-        absl::StatusOr<PublishedEvent> event = Publish(*http, "load", "t", data);
+        absl::StatusOr<PublishedEvent> event = Publish(*http, stream_of(c), "t", data);
         if (event.ok()) receipts[c].emplace_back(event->sequence, data);
       }
     });
   }
   for (std::thread& thread : threads) thread.join();
 
-  ReplayRequest replay;
-  replay.stream = "load";
-  replay.after = Position::Earliest();
-  replay.limit = kClients * kEach + 1;
-  ASSERT_OK_AND_ASSIGN(ReplayPage page, daemon_.bus().replayer()->Replay(replay));
-  ASSERT_EQ(page.events.size(), static_cast<size_t>(kClients * kEach));
-  std::map<uint64_t, std::string> stored;
-  for (const keel::Event& event : page.events) stored[event.sequence] = event.payload;
-  for (const auto& mine : receipts) {
-    ASSERT_EQ(mine.size(), static_cast<size_t>(kEach));
-    for (const auto& [sequence, data] : mine) EXPECT_EQ(stored[sequence], data);
+  std::map<std::string, std::map<uint64_t, std::string>> stored;
+  for (const std::string& stream : kStreams) {
+    ReplayRequest replay;
+    replay.stream = stream;
+    replay.after = Position::Earliest();
+    replay.limit = kClients * kEach + 1;
+    ASSERT_OK_AND_ASSIGN(ReplayPage page, daemon_.bus().replayer()->Replay(replay));
+    ASSERT_EQ(page.events.size(), static_cast<size_t>(kClients / 2 * kEach));
+    for (const keel::Event& event : page.events) stored[stream][event.sequence] = event.payload;
+  }
+  for (int c = 0; c < kClients; ++c) {
+    ASSERT_EQ(receipts[c].size(), static_cast<size_t>(kEach));
+    for (const auto& [sequence, data] : receipts[c])
+      EXPECT_EQ(stored[stream_of(c)][sequence], data);
   }
 }
 

@@ -1,7 +1,5 @@
 #include "core/fanout.h"
 
-#include <algorithm>
-
 #include "absl/strings/str_cat.h"
 #include "core/errors.h"
 #include "core/fanout_dispatcher.h"
@@ -67,6 +65,7 @@ absl::Status FanOutHub::Add(const std::shared_ptr<SubscriptionState>& state) {
   StreamSubscribers& subscribers = subs_[state->stream()];
   if (subscribers.tail == nullptr) subscribers.tail = std::make_shared<FanOutTail>(tail_events_);
   state->SetTail(subscribers.tail);
+  subscribers.index[state.get()] = subscribers.states.size();
   subscribers.states.push_back(state);
   return absl::OkStatus();
 }
@@ -75,11 +74,17 @@ void FanOutHub::Remove(const SubscriptionState* state) {
   MutexLock lock(&subs_mu_);
   auto it = subs_.find(state->stream());
   if (it == subs_.end()) return;
-  auto& list = it->second.states;
-  list.erase(std::remove_if(list.begin(), list.end(),
-                            [state](const auto& entry) { return entry.get() == state; }),
-             list.end());
-  if (list.empty()) subs_.erase(it);
+  StreamSubscribers& subscribers = it->second;
+  auto found = subscribers.index.find(state);
+  if (found == subscribers.index.end()) return;
+  const size_t slot = found->second;
+  subscribers.index.erase(found);
+  if (slot + 1 != subscribers.states.size()) {
+    subscribers.states[slot] = std::move(subscribers.states.back());
+    subscribers.index[subscribers.states[slot].get()] = slot;
+  }
+  subscribers.states.pop_back();
+  if (subscribers.states.empty()) subs_.erase(it);
 }
 
 void FanOutHub::Offer(const StreamSubscribers& subscribers, absl::Span<const EventPtr> events) {

@@ -55,6 +55,9 @@ class FanOutHub {
  private:
   struct StreamSubscribers {
     std::vector<std::shared_ptr<SubscriptionState>> states;
+    // Where each state is in `states`, so that one of 10,000 subscribers
+    // leaving is one swap, not a scan (offer order does not matter).
+    absl::flat_hash_map<const SubscriptionState*, size_t> index;
     std::shared_ptr<FanOutTail> tail;
   };
 

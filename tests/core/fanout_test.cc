@@ -184,6 +184,21 @@ TEST_F(FanOutTest, HasSubscribersTracksLiveSubscriptions) {
   EXPECT_FALSE(fanout_.HasSubscribers("s"));
 }
 
+TEST_F(FanOutTest, SubscribersLeavingInAnyOrderLeaveTheOthersReceivingEverything) {
+  std::vector<std::unique_ptr<Subscription>> subscriptions;
+  for (int i = 0; i < 4; ++i) subscriptions.push_back(SubscribeLive(Options()));
+  subscriptions[0].reset();  // The first and a middle one leave.
+  subscriptions[2].reset();
+  Publish(2);
+  EXPECT_THAT(PollSequences(*subscriptions[1]), ElementsAre(1, 2));
+  EXPECT_THAT(PollSequences(*subscriptions[3]), ElementsAre(1, 2));
+  subscriptions[3].reset();  // The one that took a leaver's place.
+  Publish(1);
+  EXPECT_THAT(PollSequences(*subscriptions[1]), ElementsAre(3));
+  subscriptions[1].reset();
+  EXPECT_FALSE(fanout_.HasSubscribers("s"));
+}
+
 // Bug (core/subscription_impl.cc): a subscription starts in catch-up mode and
 // only goes live on its first poll; events offered before that are not
 // queued and do not call the wakeup, so a reader that sets a wakeup and waits

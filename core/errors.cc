@@ -111,4 +111,8 @@ std::optional<ConflictInfo> GetConflict(const absl::Status& status) {
   return ConflictInfo{details->first, details->second};
 }
 
+absl::Status ExceptionStatus(const std::exception& e) {
+  return absl::InternalError(absl::StrCat("unexpected exception: ", e.what()));
+}
+
 }  // namespace keel

@@ -14,6 +14,7 @@
 #define KEEL_CORE_ERRORS_H_
 
 #include <cstdint>
+#include <exception>
 #include <optional>
 #include <string>
 #include "absl/strings/string_view.h"
@@ -86,6 +87,11 @@ inline absl::Status Unavailable(absl::string_view m) {
 }
 inline absl::Status Closed(absl::string_view m) { return MakeError(ErrorKind::kClosed, m); }
 inline absl::Status NotFound(absl::string_view m) { return MakeError(ErrorKind::kNotFound, m); }
+
+// The status for an exception caught where Keel calls code it does not own
+// (a host's driver): an internal error with its message. Exceptions do not
+// cross module boundaries; the callers that catch them say where and why.
+absl::Status ExceptionStatus(const std::exception& e);
 
 }  // namespace keel
 

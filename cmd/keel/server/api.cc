@@ -28,7 +28,11 @@ EventFilter FilterOf(const HttpRequest& request) {
 
 HttpResponse Api::Handle(const HttpRequest& request) {
   metrics_.CountRequest();
-  return Counted(Route(request));
+  try {
+    return Counted(Route(request));
+  } catch (const std::exception& e) {  // From the driver: see the class comment.
+    return Counted(ErrorResponse(ExceptionStatus(e)));
+  }
 }
 
 HttpResponse Api::Counted(HttpResponse response) {
@@ -182,6 +186,17 @@ bool Api::IsSse(const HttpRequest& request) const {
   const auto& s = request.segments;
   return request.method == "GET" && s.size() == 4 && s[0] == "v1" && s[1] == "streams" &&
          s[3] == "sse";
+}
+
+absl::StatusOr<Api::SseStart> Api::SubscribeSse(const HttpRequest& request) {
+  try {
+    SseStart start;
+    KEEL_ASSIGN_OR_RETURN(start.options, SseSubscribeOptions(request));
+    KEEL_ASSIGN_OR_RETURN(start.subscription, bus_.Subscribe(start.options));
+    return start;
+  } catch (const std::exception& e) {  // From the driver: see the class comment.
+    return ExceptionStatus(e);
+  }
 }
 
 absl::StatusOr<SubscribeOptions> Api::SseSubscribeOptions(const HttpRequest& request) const {

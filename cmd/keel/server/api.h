@@ -3,14 +3,19 @@
 // Handle() serves every plain request/response route; it may block (store
 // reads, publishes waiting for their fsync) and is therefore run on the
 // server's blocking pool, never on an I/O thread. SSE requests are
-// recognised by IsSse() and validated by SseSubscribeOptions(); the session
-// layer then streams them.
+// recognised by IsSse() and subscribed by SubscribeSse(); the session layer
+// then streams them.
+//
+// No method throws. An exception from the bus (a host's driver may throw)
+// answers 500 `internal` to the requests it was serving and to no others, so
+// it never leaves a request unanswered or ends a server thread.
 //
 // Thread safety: all methods are safe to call concurrently.
 #ifndef KEEL_CMD_KEEL_SERVER_API_H_
 #define KEEL_CMD_KEEL_SERVER_API_H_
 
 #include <atomic>
+#include <memory>
 #include <optional>
 #include <string>
 #include <variant>
@@ -59,8 +64,13 @@ class Api {
   bool IsSse(const HttpRequest& request) const;
   // The subscription an SSE request asks for: resume from Last-Event-ID,
   // else ?after= (earliest | latest (default) | cursor), filtered by
-  // ?tenant= and ?type=. Errors map through ErrorResponse.
-  absl::StatusOr<SubscribeOptions> SseSubscribeOptions(const HttpRequest& request) const;
+  // ?tenant= and ?type=; subscribed. It may read the store (the stream's
+  // bounds, `after_time`). Errors map through ErrorResponse.
+  struct SseStart {
+    SubscribeOptions options;
+    std::unique_ptr<Subscription> subscription;
+  };
+  absl::StatusOr<SseStart> SubscribeSse(const HttpRequest& request);
 
   // /readyz answers 503 from now on.
   void SetDraining() { draining_.store(true); }
@@ -81,6 +91,14 @@ class Api {
   // Whether `publish` may join others: a publish to a plain stream without
   // an expected last sequence (ParsePublishBody already refused empty ones).
   static bool Joinable(const ParsedPublish& publish);
+  // A publish HandleAll may join with others, parsed; or nullopt with
+  // `answer` set (an error, or the answer of a publish that cannot join).
+  std::optional<ParsedPublish> TakeJoinable(const HttpRequest& request, HttpResponse& answer);
+  // Commits the publishes `parsed[indices]` (one stream, in order) together
+  // and puts their answers in `responses[indices]`.
+  void CommitJoined(absl::Span<const size_t> indices,
+                    std::vector<std::optional<ParsedPublish>>& parsed,
+                    std::vector<HttpResponse>& responses);
   // Commits `publishes` (one stream, in order) as one PublishBatch.
   std::vector<HttpResponse> PublishTogether(absl::Span<ParsedPublish> publishes);
   HttpResponse PublishToTopic(const std::string& topic, PublishBody body);
@@ -93,6 +111,7 @@ class Api {
   // ?after_time= (RFC 3339: before the first event published at or after it).
   absl::StatusOr<Position> StartPosition(const HttpRequest& request,
                                          absl::string_view fallback) const;
+  absl::StatusOr<SubscribeOptions> SseSubscribeOptions(const HttpRequest& request) const;
   // An error response with details for errors that carry them.
   HttpResponse Error(const absl::Status& status, const std::string& stream) const;
 

@@ -111,21 +111,18 @@ class HttpSession : public std::enable_shared_from_this<HttpSession> {
   // blocking pool like any other store read.
   void StartSse(const HttpRequest& request) {
     net::post(state_->blocking, [self = shared_from_this(), request] {
-      absl::StatusOr<SubscribeOptions> options = self->state_->api.SseSubscribeOptions(request);
-      absl::StatusOr<std::unique_ptr<Subscription>> subscription =
-          options.ok() ? self->state_->api.bus().Subscribe(*options) : options.status();
-      net::post(self->stream_.get_executor(), [self, subscription = std::move(subscription),
-                                               options = std::move(options)]() mutable {
-        self->OnSubscribed(std::move(subscription), std::move(options));
+      absl::StatusOr<Api::SseStart> start = self->state_->api.SubscribeSse(request);
+      net::post(self->stream_.get_executor(), [self, start = std::move(start)]() mutable {
+        self->OnSubscribed(std::move(start));
       });
     });
   }
 
-  void OnSubscribed(absl::StatusOr<std::unique_ptr<Subscription>> subscription,
-                    absl::StatusOr<SubscribeOptions> options) {
-    if (!subscription.ok()) return RejectSse(subscription.status());
+  void OnSubscribed(absl::StatusOr<Api::SseStart> start) {
+    if (!start.ok()) return RejectSse(start.status());
     LogRequest(200);
-    StartSseSession(std::move(stream_), *std::move(subscription), *std::move(options), state_);
+    StartSseSession(std::move(stream_), std::move(start->subscription), std::move(start->options),
+                    state_);
   }
 
   void RejectSse(const absl::Status& status) {

@@ -125,46 +125,61 @@ std::vector<HttpResponse> Api::HandleAll(absl::Span<const HttpRequest* const> re
       continue;
     }
     metrics_.CountRequest();
-    std::variant<ParsedPublish, HttpResponse> publish = ParsePublish(request.segments[2], request);
-    if (HttpResponse* error = std::get_if<HttpResponse>(&publish)) {
-      responses[i] = Counted(std::move(*error));
-    } else if (!Joinable(std::get<ParsedPublish>(publish))) {
-      responses[i] = Counted(PublishAlone(std::get<ParsedPublish>(publish)));
-    } else {
-      parsed[i] = std::get<ParsedPublish>(std::move(publish));
-      by_stream[request.segments[2]].push_back(i);
+    try {
+      parsed[i] = TakeJoinable(request, responses[i]);
+    } catch (const std::exception& e) {  // From the driver: see the class comment.
+      responses[i] = Counted(ErrorResponse(ExceptionStatus(e)));
     }
+    if (parsed[i]) by_stream[request.segments[2]].push_back(i);
   }
   for (const auto& entry : by_stream) {
-    const std::vector<size_t>& indices = entry.second;
-    std::vector<ParsedPublish> group;
-    std::vector<size_t> group_indices;
+    std::vector<size_t> group;
     size_t events = 0;
     size_t bytes = 0;
-    auto commit = [&] {
-      std::vector<HttpResponse> answers = PublishTogether(absl::MakeSpan(group));
-      for (size_t k = 0; k < answers.size(); ++k) {
-        responses[group_indices[k]] = Counted(std::move(answers[k]));
-      }
-      group.clear();
-      group_indices.clear();
-      events = bytes = 0;
-    };
-    for (size_t i : indices) {
+    for (size_t i : entry.second) {
       const size_t more_events = parsed[i]->body.events.size();
       const size_t more_bytes = requests[i]->body.size();
       if (!group.empty() &&
           (events + more_events > kMaxJoinedEvents || bytes + more_bytes > kMaxJoinedBodyBytes)) {
-        commit();
+        CommitJoined(group, parsed, responses);
+        group.clear();
+        events = bytes = 0;
       }
       events += more_events;
       bytes += more_bytes;
-      group.push_back(*std::move(parsed[i]));
-      group_indices.push_back(i);
+      group.push_back(i);
     }
-    commit();
+    CommitJoined(group, parsed, responses);
   }
   return responses;
+}
+
+std::optional<ParsedPublish> Api::TakeJoinable(const HttpRequest& request, HttpResponse& answer) {
+  std::variant<ParsedPublish, HttpResponse> publish = ParsePublish(request.segments[2], request);
+  if (HttpResponse* error = std::get_if<HttpResponse>(&publish)) {
+    answer = Counted(std::move(*error));
+    return std::nullopt;
+  }
+  if (!Joinable(std::get<ParsedPublish>(publish))) {
+    answer = Counted(PublishAlone(std::get<ParsedPublish>(publish)));
+    return std::nullopt;
+  }
+  return std::get<ParsedPublish>(std::move(publish));
+}
+
+void Api::CommitJoined(absl::Span<const size_t> indices,
+                       std::vector<std::optional<ParsedPublish>>& parsed,
+                       std::vector<HttpResponse>& responses) {
+  std::vector<ParsedPublish> group;
+  group.reserve(indices.size());
+  for (size_t i : indices) group.push_back(*std::move(parsed[i]));
+  std::vector<HttpResponse> answers;
+  try {
+    answers = PublishTogether(absl::MakeSpan(group));
+  } catch (const std::exception& e) {  // From the driver: see the class comment.
+    answers.assign(indices.size(), ErrorResponse(ExceptionStatus(e)));
+  }
+  for (size_t k = 0; k < indices.size(); ++k) responses[indices[k]] = Counted(std::move(answers[k]));
 }
 
 // A topic publish: each partition's part succeeds or fails on its own, so a

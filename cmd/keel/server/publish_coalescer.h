@@ -11,8 +11,7 @@
 // publishes never wait for a disk (ServerOptions::inline_publishes) and the
 // gathered bodies are not large; otherwise on the blocking pool, one task
 // per stream, where the next flushes keep gathering while one waits for its
-// fsync, and the bus's group commit joins those that overlap. A request
-// that makes the API throw is answered 500 with the others of its commit.
+// fsync, and the bus's group commit joins those that overlap.
 //
 // Thread safety: Add may be called from any thread.
 #ifndef KEEL_CMD_KEEL_SERVER_PUBLISH_COALESCER_H_

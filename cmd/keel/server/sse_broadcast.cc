@@ -7,6 +7,7 @@
 
 #include "cmd/keel/server/api_helpers.h"
 #include "cmd/keel/server/sse_frames.h"
+#include "core/errors.h"
 
 namespace keel::server {
 namespace {
@@ -20,11 +21,20 @@ constexpr size_t kPullEvents = 1024;
 // completed writes, new sessions) run.
 constexpr size_t kChunkMembers = 128;
 
+// A catch-up reads the store through the driver, which may throw (see Api).
+absl::StatusOr<std::vector<EventPtr>> PollCatching(Subscription& subscription, size_t max) {
+  try {
+    return subscription.Poll(max);
+  } catch (const std::exception& e) {
+    return ExceptionStatus(e);
+  }
+}
+
 }  // namespace
 
 SsePoll PollCountingReads(Subscription& subscription, size_t max, Metrics& metrics) {
   const uint64_t reads_before = subscription.catch_up_reads();
-  SsePoll poll{subscription.Poll(max)};
+  SsePoll poll{PollCatching(subscription, max)};
   const uint64_t reads = subscription.catch_up_reads() - reads_before;
   metrics.CountCatchUpReads(reads);
   poll.read_store = reads > 0;

@@ -2,7 +2,6 @@
 // SIGTERM, then shuts down in order: stop accepting, finish in-flight
 // requests, close the bus (SSE streams end after their queued events, the
 // store is flushed and closed), stop. Exit 0 after a clean shutdown.
-#include <algorithm>
 #include <csignal>
 #include <fstream>
 #include <ostream>
@@ -71,12 +70,6 @@ absl::StatusOr<server::ServerOptions> ServerOptionsFrom(const po::variables_map&
   options.blocking_threads = vars["blocking-threads"].as<int>();
   options.body_limit = vars["body-limit"].as<size_t>();
   options.cors_origin = vars["cors-origin"].as<std::string>();
-  // It is written into every response head: a control character (CR/LF)
-  // would let the value add headers of its own.
-  if (std::any_of(options.cors_origin.begin(), options.cors_origin.end(),
-                  [](unsigned char c) { return c < 0x20 || c == 0x7f; })) {
-    return absl::InvalidArgumentError("--cors-origin must not contain control characters");
-  }
   Config durations;
   durations.Set("sse-keepalive", vars["sse-keepalive"].as<std::string>());
   durations.Set("idle-timeout", vars["idle-timeout"].as<std::string>());
@@ -89,10 +82,7 @@ absl::StatusOr<server::ServerOptions> ServerOptionsFrom(const po::variables_map&
   durations.Set("trim-interval", vars["trim-interval"].as<std::string>());
   KEEL_ASSIGN_OR_RETURN(options.trim_interval,
                         durations.GetDuration("trim-interval", options.trim_interval));
-  if (options.io_threads < 1 || options.blocking_threads < 1 || options.sse_threads < 1) {
-    return absl::InvalidArgumentError(
-        "--io-threads, --sse-threads and --blocking-threads must be >= 1");
-  }
+  KEEL_RETURN_IF_ERROR(server::ValidateServerOptions(options));  // A usage error, before start.
   return options;
 }
 

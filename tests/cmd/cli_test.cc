@@ -128,7 +128,7 @@ TEST(CliTest, DaemonRefusesAHeaderBreakInCorsOrigin) {
   Result r = RunKeel({"daemon", "--listen", "127.0.0.1:0", "--driver", "memory", "--cors-origin",
                       "https://a.example\r\nSet-Cookie: x=1"});
   EXPECT_EQ(r.code, kExitUsage);
-  EXPECT_THAT(r.err, HasSubstr("--cors-origin must not contain control characters"));
+  EXPECT_THAT(r.err, HasSubstr("CORS origin must not contain control characters"));
 }
 
 TEST(CliTest, SelftestPassesOnTheMemoryDriver) {

@@ -179,7 +179,9 @@ void Api::CommitJoined(absl::Span<const size_t> indices,
   } catch (const std::exception& e) {  // From the driver: see the class comment.
     answers.assign(indices.size(), ErrorResponse(ExceptionStatus(e)));
   }
-  for (size_t k = 0; k < indices.size(); ++k) responses[indices[k]] = Counted(std::move(answers[k]));
+  for (size_t k = 0; k < indices.size(); ++k) {
+    responses[indices[k]] = Counted(std::move(answers[k]));
+  }
 }
 
 // A topic publish: each partition's part succeeds or fails on its own, so a

@@ -14,6 +14,7 @@
 #include "cmd/keel/server/sse_threads.h"
 #include "cmd/keel/server/trimmer.h"
 #include "core/errors.h"
+#include "core/status_macros.h"
 
 namespace keel::server {
 
@@ -35,6 +36,7 @@ class Server::Impl {
   }
 
   absl::Status Start() {
+    KEEL_RETURN_IF_ERROR(ValidateServerOptions(state_->options));
     boost::system::error_code ec;
     tcp::endpoint endpoint(net::ip::make_address(state_->options.host, ec),
                            state_->options.port);
@@ -153,6 +155,17 @@ Server::Server(ServerOptions options, Api& api, std::shared_ptr<Logger> logger)
     : impl_(std::make_unique<Impl>(std::move(options), api, std::move(logger))) {}
 
 Server::~Server() = default;
+
+absl::Status ValidateServerOptions(const ServerOptions& options) {
+  if (options.io_threads < 1 || options.blocking_threads < 1 || options.sse_threads < 1) {
+    return InvalidArgument("the I/O, SSE and blocking thread counts must be >= 1");
+  }
+  if (std::any_of(options.cors_origin.begin(), options.cors_origin.end(),
+                  [](unsigned char c) { return c < 0x20 || c == 0x7f; })) {
+    return InvalidArgument("the CORS origin must not contain control characters");
+  }
+  return absl::OkStatus();
+}
 
 absl::Status Server::Start() { return impl_->Start(); }
 uint16_t Server::port() const { return impl_->port(); }

@@ -74,6 +74,12 @@ struct ServerOptions {
   size_t trim_budget = 10'000;                       // Records per Trim call.
 };
 
+// Refuses options the server cannot run with: fewer than one thread of a
+// kind, or a cors_origin with a control character (it is written into every
+// response head, where CR/LF would add headers of its own). Server::Start
+// checks them; a command line may check first to answer a usage error.
+absl::Status ValidateServerOptions(const ServerOptions& options);
+
 class Server {
  public:
   Server(ServerOptions options, Api& api, std::shared_ptr<Logger> logger);
@@ -81,7 +87,8 @@ class Server {
   Server(const Server&) = delete;
   Server& operator=(const Server&) = delete;
 
-  // Binds and starts the threads. kUnavailable when the address is taken.
+  // Binds and starts the threads. kUnavailable when the address is taken;
+  // kInvalidArgument for options ValidateServerOptions refuses.
   absl::Status Start();
   uint16_t port() const;
 

@@ -389,6 +389,13 @@ TEST_F(ApiTest, HealthAndReadiness) {
   EXPECT_EQ(ErrorCode(draining), "unavailable");
 }
 
+TEST(ServerOptionsTest, AServerRefusesACorsOriginThatWouldBreakTheResponseHead) {
+  DaemonOptions options;
+  options.server.cors_origin = "https://a.example\r\nSet-Cookie: x=1";
+  InProcessDaemon daemon(options);
+  EXPECT_THAT(daemon.Start(), StatusIs(absl::StatusCode::kInvalidArgument));
+}
+
 TEST(DegradedDaemonTest, ReadyzSaysDegradedWithoutAStore) {
   DaemonOptions options;
   options.degraded = true;  // durable without a store, like `keel daemon --store none`.

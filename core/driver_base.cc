@@ -58,13 +58,36 @@ absl::StatusOr<std::vector<Receipt>> DriverBase::PublishBatch(absl::string_view 
                                                               const PublishOptions& options) {
   KEEL_RETURN_IF_ERROR(Enter());
   absl::Cleanup leave = [this] { Leave(); };
+  KEEL_ASSIGN_OR_RETURN(AppendRequest request, PrepareAppend(stream, events, options));
+  return Append(stream, std::move(events), request);
+}
+
+void DriverBase::PublishBatchAsync(absl::string_view stream, std::vector<Event> events,
+                                   const PublishOptions& options, PublishDone done) {
+  if (absl::Status entered = Enter(); !entered.ok()) return done(entered);
+  // In flight until answered: Close() waits for it like for a blocking one.
+  // Until AppendAsync has taken `done`, an exception (a host's redactor,
+  // say) must not leave it counted.
+  absl::Cleanup leave = [this] { Leave(); };
+  absl::StatusOr<AppendRequest> request = PrepareAppend(stream, events, options);
+  if (!request.ok()) return done(request.status());
+  AppendAsync(stream, std::move(events), *request,
+              [this, done = std::move(done)](absl::StatusOr<std::vector<Receipt>> receipts) {
+                Leave();
+                done(std::move(receipts));
+              });
+  std::move(leave).Cancel();
+}
+
+absl::StatusOr<AppendRequest> DriverBase::PrepareAppend(absl::string_view stream,
+                                                        std::vector<Event>& events,
+                                                        const PublishOptions& options) {
   const StreamPolicy policy = policies_->PolicyOf(stream);
   PublishLimits limits = limits_;
   limits.max_event_bytes = policy.max_payload_bytes;
   KEEL_RETURN_IF_ERROR(PrepareForPublish(stream, events, *context_.clock,
                                          context_.redactor.get(), limits));
-  return Append(stream, std::move(events),
-                AppendRequest{options.expected_last_sequence, policy.dedupe_window});
+  return AppendRequest{options.expected_last_sequence, policy.dedupe_window};
 }
 
 absl::StatusOr<TrimReport> DriverBase::Trim(size_t budget) {

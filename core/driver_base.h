@@ -44,6 +44,9 @@ class DriverBase : public EventBus, public Replayer {
   absl::StatusOr<std::vector<Receipt>> PublishBatch(absl::string_view stream,
                                                     std::vector<Event> events,
                                                     const PublishOptions& options) final;
+  void PublishBatchAsync(absl::string_view stream, std::vector<Event> events,
+                         const PublishOptions& options, PublishDone done) final;
+  bool PublishesAsync() const final { return AppendsAsync(); }
   absl::Status Declare(absl::string_view stream, const StreamPolicy& policy) override;
   absl::StatusOr<StreamPolicy> PolicyOf(absl::string_view stream) override;
   absl::StatusOr<std::vector<StreamDeclaration>> Declarations() override;
@@ -65,6 +68,14 @@ class DriverBase : public EventBus, public Replayer {
   virtual absl::StatusOr<std::vector<Receipt>> Append(absl::string_view stream,
                                                       std::vector<Event> events,
                                                       const AppendRequest& request) = 0;
+  // Append answered through `done` (see EventBus::PublishBatchAsync). The
+  // default calls Append; a driver that overrides it so that it does not
+  // wait for storage says so with AppendsAsync().
+  virtual void AppendAsync(absl::string_view stream, std::vector<Event> events,
+                           const AppendRequest& request, PublishDone done) {
+    done(Append(stream, std::move(events), request));
+  }
+  virtual bool AppendsAsync() const { return false; }
   // EventBus::Trim for this driver (the default has nothing to trim).
   virtual absl::StatusOr<TrimReport> TrimRetention(size_t budget) {
     (void)budget;
@@ -86,6 +97,10 @@ class DriverBase : public EventBus, public Replayer {
   Receipt MakeReceipt(const Event& event) const;
 
  private:
+  // Checks and prepares `events` for Append (PrepareForPublish under the
+  // stream's policy): the request to append them with.
+  absl::StatusOr<AppendRequest> PrepareAppend(absl::string_view stream, std::vector<Event>& events,
+                                              const PublishOptions& options);
   // Counts a publish or trim in flight; kClosed once Close began.
   absl::Status Enter();
   void Leave();

@@ -4,6 +4,11 @@
 
 namespace keel {
 
+void EventBus::PublishBatchAsync(absl::string_view stream, std::vector<Event> events,
+                                 const PublishOptions& options, PublishDone done) {
+  done(PublishBatch(stream, std::move(events), options));
+}
+
 // Defaults for drivers that keep no declarations: every stream runs on the
 // default policy, and nothing ever needs trimming.
 absl::Status EventBus::Declare(absl::string_view stream, const StreamPolicy& policy) {

@@ -22,17 +22,18 @@
 #ifndef KEEL_CORE_EVENT_BUS_H_
 #define KEEL_CORE_EVENT_BUS_H_
 
+#include <functional>
 #include <memory>
 #include <optional>
 #include <string>
-#include "absl/strings/string_view.h"
 #include <vector>
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
+#include "core/consumer_groups.h"
 #include "core/cursor.h"
 #include "core/event.h"
-#include "core/consumer_groups.h"
 #include "core/replayer.h"
 #include "core/stream_policy.h"
 #include "core/subscription.h"
@@ -76,6 +77,16 @@ class EventBus {
                                                     std::vector<Event> events) {
     return PublishBatch(stream, std::move(events), {});
   }
+  // PublishBatch answered through `done`, called once with what PublishBatch
+  // would return, on any thread; it must not block. When PublishesAsync(),
+  // the call returns without waiting for the write (a server's I/O thread
+  // may make it; it may still read a little, e.g. the `durable` driver
+  // checks a stream's tail on its first publish after a start); the default
+  // calls PublishBatch, which may block, then `done`.
+  using PublishDone = std::function<void(absl::StatusOr<std::vector<Receipt>>)>;
+  virtual void PublishBatchAsync(absl::string_view stream, std::vector<Event> events,
+                                 const PublishOptions& options, PublishDone done);
+  virtual bool PublishesAsync() const { return false; }
 
   // Declares `stream` (or, with partitions, a topic). Declaring identical
   // settings again is a no-op; different settings fail with kResourceDrift

@@ -1,7 +1,9 @@
 // ForwardingBus: an EventBus that passes every call to an inner bus, for
 // wrappers that change one behaviour (the durable driver's degraded mode
 // adds a reason; tests hold publishes at a gate) and must forward the rest
-// without forgetting any method.
+// without forgetting any method. A wrapper that changes PublishBatch changes
+// PublishBatchAsync too (or says PublishesAsync() is false, so that callers
+// use PublishBatch): forwarded, it would go around the wrapper.
 //
 // Thread safety: as the inner bus.
 #ifndef KEEL_CORE_FORWARDING_BUS_H_
@@ -30,6 +32,11 @@ class ForwardingBus : public EventBus {
                                                     const PublishOptions& options) override {
     return inner_->PublishBatch(stream, std::move(events), options);
   }
+  void PublishBatchAsync(absl::string_view stream, std::vector<Event> events,
+                         const PublishOptions& options, PublishDone done) override {
+    inner_->PublishBatchAsync(stream, std::move(events), options, std::move(done));
+  }
+  bool PublishesAsync() const override { return inner_->PublishesAsync(); }
   absl::StatusOr<std::unique_ptr<Subscription>> Subscribe(
       const SubscribeOptions& options) override {
     return inner_->Subscribe(options);

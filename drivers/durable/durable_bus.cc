@@ -63,6 +63,10 @@ class DurableBus final : public DriverBase {
   absl::StatusOr<std::vector<Receipt>> Append(absl::string_view stream,
                                               std::vector<Event> events,
                                               const AppendRequest& request) override;
+  // Queued for the group commit's committer thread: returns before the write.
+  void AppendAsync(absl::string_view stream, std::vector<Event> events,
+                   const AppendRequest& request, PublishDone done) override;
+  bool AppendsAsync() const override { return true; }
   absl::StatusOr<TrimReport> TrimRetention(size_t budget) override;
   absl::Status OnClose() override;
 
@@ -76,6 +80,21 @@ class DurableBus final : public DriverBase {
     std::vector<PendingAppend*> appended;
   };
 
+  // One publish with everything its PendingAppend points to.
+  struct OwnedAppend {
+    OwnedAppend(absl::string_view stream, std::vector<Event> events, const AppendRequest& request)
+        : stream(stream), events(std::move(events)), request(request) {}
+    std::string stream;
+    std::vector<Event> events;
+    std::vector<std::string> values;  // Encoded entries, one per event.
+    AppendRequest request;
+    std::vector<Receipt> receipts;
+    PendingAppend append;
+  };
+  // Checks the stream's tail and encodes the entries (in parallel across
+  // publishers, not in the leader); wires `owned.append` to its fields.
+  absl::Status PrepareOwned(OwnedAppend& owned);
+  static absl::StatusOr<std::vector<Receipt>> Outcome(OwnedAppend& owned, absl::Status status);
   absl::Status Commit(absl::Span<PendingAppend* const> group);
   Head& StagedHead(GroupState& state, absl::string_view stream);
   absl::Status StageAppend(GroupState& state, PendingAppend& append);
@@ -132,27 +151,44 @@ StreamInfo DurableBus::InfoOf(absl::string_view stream, const Head& head) const 
 absl::StatusOr<std::vector<Receipt>> DurableBus::Append(absl::string_view stream,
                                                         std::vector<Event> events,
                                                         const AppendRequest& request) {
-  KEEL_RETURN_IF_ERROR(verifier_.Ensure(stream));
-  // Encoding happens here, in parallel across publishers, not in the leader.
-  std::vector<std::string> values;
-  values.reserve(events.size());
+  OwnedAppend owned(stream, std::move(events), request);
+  KEEL_RETURN_IF_ERROR(PrepareOwned(owned));
+  return Outcome(owned, committer_.Submit(owned.append));
+}
+
+void DurableBus::AppendAsync(absl::string_view stream, std::vector<Event> events,
+                             const AppendRequest& request, PublishDone done) {
+  auto owned = std::make_unique<OwnedAppend>(stream, std::move(events), request);
+  if (absl::Status prepared = PrepareOwned(*owned); !prepared.ok()) return done(prepared);
+  OwnedAppend* queued = owned.release();  // Freed by `done` below, once committed.
+  queued->append.done = [queued, done = std::move(done)](absl::Status status) {
+    std::unique_ptr<OwnedAppend> owned(queued);
+    done(Outcome(*owned, std::move(status)));
+  };
+  committer_.SubmitAsync(queued->append);
+}
+
+absl::Status DurableBus::PrepareOwned(OwnedAppend& owned) {
+  KEEL_RETURN_IF_ERROR(verifier_.Ensure(owned.stream));
+  owned.values.reserve(owned.events.size());
   size_t bytes = 0;
-  for (const Event& event : events) {
-    values.push_back(durable::EncodeEntry(event, format_));
-    bytes += values.back().size();
+  for (const Event& event : owned.events) {
+    owned.values.push_back(durable::EncodeEntry(event, format_));
+    bytes += owned.values.back().size();
   }
-  std::vector<Receipt> receipts;
-  PendingAppend append;
-  append.stream = stream;
-  append.events = &events;
-  append.values = &values;
-  append.bytes = bytes;
-  append.request = &request;
-  append.receipts = &receipts;
-  absl::Status status = committer_.Submit(append);
-  KEEL_RETURN_IF_ERROR(append.rejected);
+  owned.append.stream = owned.stream;
+  owned.append.events = &owned.events;
+  owned.append.values = &owned.values;
+  owned.append.bytes = bytes;
+  owned.append.request = &owned.request;
+  owned.append.receipts = &owned.receipts;
+  return absl::OkStatus();
+}
+
+absl::StatusOr<std::vector<Receipt>> DurableBus::Outcome(OwnedAppend& owned, absl::Status status) {
+  KEEL_RETURN_IF_ERROR(owned.append.rejected);
   KEEL_RETURN_IF_ERROR(status);
-  return receipts;
+  return std::move(owned.receipts);
 }
 
 Head& DurableBus::StagedHead(GroupState& state, absl::string_view stream) {

@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <thread>
 
+#include "core/errors.h"
+
 namespace keel::durable {
 namespace {
 
@@ -79,9 +81,72 @@ void GroupCommitter::Linger(std::unique_lock<std::mutex>& lock) {
   returning_ = 0;  // Whoever has not come back by now joins a later group.
 }
 
+GroupCommitter::GroupCommitter(size_t max_group_bytes, CommitFn commit)
+    : max_group_bytes_(max_group_bytes),
+      commit_(std::move(commit)),
+      committer_([this] { RunCommitter(); }) {}
+
+GroupCommitter::~GroupCommitter() {
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    stopping_ = true;
+  }
+  committer_cv_.notify_one();
+  committer_.join();
+}
+
+void GroupCommitter::SubmitAsync(PendingAppend& append) {
+  if (!Enqueue(append)) return;  // Whoever commits now takes it next.
+  bool wake = false;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    CommitterTakesNext(Duration::max(), wake);
+  }
+  if (wake) committer_cv_.notify_one();
+}
+
 absl::Status GroupCommitter::Lead(PendingAppend& append) {
   std::unique_lock<std::mutex> lock(mu_);
   Linger(lock);
+  absl::Status status;
+  const std::vector<PendingAppend*> group = CommitFront(lock, status);
+  returning_ = group.size();
+  PendingAppend* next = nullptr;
+  bool wake = false;
+  if (!queue_.empty() && !CommitterTakesNext(last_commit_, wake)) next = queue_.front();
+  lock.unlock();
+
+  // Wake outside the lock, so woken members do not block on it at once; the
+  // next leader first, as the disk waits for it.
+  if (wake) committer_cv_.notify_one();
+  if (next != nullptr) SetState(*next, kLead);
+  Complete(group, &append, status);
+  return status;
+}
+
+void GroupCommitter::RunCommitter() {
+  std::unique_lock<std::mutex> lock(mu_);
+  while (true) {
+    committer_cv_.wait(lock, [this] { return committer_active_ || stopping_; });
+    if (!committer_active_) return;  // Stopping, with nothing queued.
+    absl::Status status;
+    const std::vector<PendingAppend*> group = CommitFront(lock, status);
+    returning_ = 0;  // The committer does not linger: it has no members to wait for.
+    PendingAppend* next = nullptr;
+    bool unused = false;
+    if (queue_.empty() || !CommitterTakesNext(last_commit_, unused)) {
+      committer_active_ = false;
+      if (!queue_.empty()) next = queue_.front();
+    }
+    lock.unlock();
+    if (next != nullptr) SetState(*next, kLead);
+    Complete(group, nullptr, status);
+    lock.lock();
+  }
+}
+
+std::vector<PendingAppend*> GroupCommitter::CommitFront(std::unique_lock<std::mutex>& lock,
+                                                        absl::Status& status) {
   // Take a prefix of the queue within the byte budget (always >= 1).
   std::vector<PendingAppend*> group;
   size_t bytes = 0;
@@ -91,27 +156,43 @@ absl::Status GroupCommitter::Lead(PendingAppend& append) {
     bytes += member->bytes;
   }
   lock.unlock();
-
   const auto start = std::chrono::steady_clock::now();
-  absl::Status status = commit_(group);
+  try {
+    status = commit_(group);
+  } catch (const std::exception& e) {  // E.g. std::bad_alloc: answer the group, go on.
+    status = ExceptionStatus(e);
+  }
   const Duration took = std::chrono::steady_clock::now() - start;
-
   lock.lock();
   queue_.erase(queue_.begin(), queue_.begin() + static_cast<ptrdiff_t>(group.size()));
   queued_bytes_ -= bytes;
   last_commit_ = took;
-  returning_ = group.size();
-  PendingAppend* next = queue_.empty() ? nullptr : queue_.front();
-  lock.unlock();
+  return group;
+}
 
-  // Wake outside the lock, so woken members do not block on it at once.
+bool GroupCommitter::CommitterTakesNext(Duration took, bool& wake_committer) {
+  // A waiting member can lead a group after a fast commit (no disk wait)
+  // at the cost of one wake-up; an asynchronous one has nobody to lead it.
+  if (queue_.front()->done == nullptr && took < kLingerThreshold) return false;
+  if (!committer_active_) {
+    committer_active_ = true;
+    wake_committer = true;
+  }
+  return true;
+}
+
+void GroupCommitter::Complete(absl::Span<PendingAppend* const> group, const PendingAppend* self,
+                              const absl::Status& status) {
   for (PendingAppend* member : group) {
-    if (member == &append) continue;
+    if (member == self) continue;
+    if (member->done) {
+      std::function<void(absl::Status)> done = std::move(member->done);
+      done(status);  // May free `member`.
+      continue;
+    }
     member->status = status;
     SetState(*member, kDone);
   }
-  if (next != nullptr) SetState(*next, kLead);
-  return status;
 }
 
 size_t GroupCommitter::queued() const {

@@ -11,18 +11,33 @@
 // the disk), the next leader waits a little — until as many appends have
 // queued since that commit as it had members (the members coming back, or
 // others), the byte budget is full, or min(kMaxLinger, previous commit / 2)
-// has passed — before it takes its group. Without it, the members of group k come back during commit k+1 and
-// groups alternate between few and many members. A publisher that publishes
-// alone never lingers: it is the only member of the previous group, so it is
-// back as soon as it queues. Fast commits (no fsync) never linger.
+// has passed — before it takes its group. Without it, the members of group k come back during
+// commit k+1 and groups alternate between few and many members. A publisher that publishes alone
+// never lingers: it is the only member of the previous group, so it is back as soon as it queues.
+// Fast commits (no fsync) never linger.
 //
 // Waiting: followers block on an atomic word (a futex), not a condition
 // variable, and the leader wakes its group after releasing the queue lock:
 // with tens of publishers per commit, each hand-off was several futex calls
 // under a contended lock (BENCHMARKS.md, "sync").
 //
-// Thread safety: Submit is called from any number of threads; the commit
-// function is never run concurrently with itself.
+// Asynchronous members and the committer thread: SubmitAsync queues an
+// append that has no thread waiting for it; its `done` is called with the
+// group's status once committed. Such appends are committed by a committer
+// thread (sleeping until needed), which also takes over from a leader after
+// a slow commit while others are queued: it then commits group after group
+// without the hand-off to a woken member between them, and stops when the
+// queue is empty or a fast commit can hand over to a waiting member. An I/O
+// thread can so publish without blocking, and without the context switches
+// of a waiting thread per publish (BENCHMARKS.md, "sync=always"). The
+// committer thread does not linger, so lingering applies only to groups a
+// waiting member leads.
+//
+// Thread safety: Submit and SubmitAsync are called from any number of
+// threads; the commit function is never run concurrently with itself (an
+// exception from it is the group's status). `done` runs on the committer
+// thread or the leader's and must neither block, throw, nor destroy the
+// committer.
 #ifndef KEEL_DRIVERS_DURABLE_GROUP_COMMIT_H_
 #define KEEL_DRIVERS_DURABLE_GROUP_COMMIT_H_
 
@@ -34,6 +49,7 @@
 #include <functional>
 #include <mutex>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "absl/status/status.h"
@@ -66,6 +82,10 @@ struct PendingAppend {
   // a trim that lost a race); the member then wrote nothing.
   absl::Status rejected;
 
+  // For SubmitAsync: called with the group's status; the last use of the
+  // append by the committer (it may free the append).
+  std::function<void(absl::Status)> done;
+
   // Owned by GroupCommitter.
   absl::Status status;
   std::atomic<uint32_t> state{0};  // GroupCommitter::State.
@@ -80,11 +100,15 @@ class GroupCommitter {
   static constexpr Duration kLingerThreshold = std::chrono::microseconds(50);
   static constexpr Duration kMaxLinger = std::chrono::milliseconds(2);
 
-  GroupCommitter(size_t max_group_bytes, CommitFn commit)
-      : max_group_bytes_(max_group_bytes), commit_(std::move(commit)) {}
+  GroupCommitter(size_t max_group_bytes, CommitFn commit);
+  // Stops the committer thread; nothing may be queued any more.
+  ~GroupCommitter();
 
   // Blocks until `append`'s group is committed; returns the group's status.
   absl::Status Submit(PendingAppend& append);
+  // Queues `append` (with `done` set) and returns; `append` must live until
+  // `done` is called.
+  void SubmitAsync(PendingAppend& append);
 
   // Appends waiting or being committed (for tests and metrics).
   size_t queued() const;
@@ -101,7 +125,15 @@ class GroupCommitter {
   State AwaitTurn(PendingAppend& append);
   void Linger(std::unique_lock<std::mutex>& lock);
   absl::Status Lead(PendingAppend& append);
+  // Commits a prefix of the queue; returns it, with the queue lock held again.
+  std::vector<PendingAppend*> CommitFront(std::unique_lock<std::mutex>& lock, absl::Status& status);
+  // Whom the queue's front waits for after a commit that took `took`: true
+  // when the committer thread goes on (it is woken if `wake_committer`).
+  bool CommitterTakesNext(Duration took, bool& wake_committer);
+  void Complete(absl::Span<PendingAppend* const> group, const PendingAppend* self,
+                const absl::Status& status);
   void SetState(PendingAppend& member, State state);
+  void RunCommitter();
 
   const size_t max_group_bytes_;
   const CommitFn commit_;
@@ -117,6 +149,10 @@ class GroupCommitter {
   size_t returning_ = 0;  // Size of the last group minus appends queued since.
   bool lingering_ = false;
   Duration last_commit_{};
+  bool committer_active_ = false;  // The committer thread owns the queue's front.
+  bool stopping_ = false;
+  std::condition_variable committer_cv_;
+  std::thread committer_;  // Sleeps until a hand-over to it.
 };
 
 }  // namespace keel::durable

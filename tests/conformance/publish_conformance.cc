@@ -3,10 +3,13 @@
 // are all-or-nothing.
 #include <gmock/gmock.h>
 
+#include <memory>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "core/errors.h"
+#include "core/mutex.h"
 #include "tests/conformance/conformance.h"
 #include "tests/conformance/helpers.h"
 #include "tests/testing/status_matchers.h"
@@ -121,6 +124,43 @@ TEST_P(PublishConformanceTest, BatchNamingAnotherStreamIsRejected) {
 TEST_P(PublishConformanceTest, EmptyBatchIsRejected) {
   EXPECT_THAT(bus().PublishBatch("empty", {}), HasErrorKind(ErrorKind::kInvalidArgument));
   ExpectNothingConsumed(bus(), replayer(), "empty", 0);
+}
+
+// PublishBatch through PublishBatchAsync: the answer comes through the
+// callback, whether the driver commits without blocking (PublishesAsync) or
+// falls back to PublishBatch.
+absl::StatusOr<std::vector<Receipt>> PublishAsync(EventBus& bus, const std::string& stream,
+                                                  std::vector<Event> events,
+                                                  const PublishOptions& options = {}) {
+  auto answer = std::make_shared<std::pair<Notification, absl::StatusOr<std::vector<Receipt>>>>();
+  bus.PublishBatchAsync(stream, std::move(events), options,
+                        [answer](absl::StatusOr<std::vector<Receipt>> receipts) {
+                          answer->second = std::move(receipts);
+                          answer->first.Notify();
+                        });
+  if (!answer->first.WaitForNotificationWithTimeout(absl::Seconds(60))) {
+    return absl::DeadlineExceededError("PublishBatchAsync never answered");
+  }
+  return answer->second;
+}
+
+TEST_P(PublishConformanceTest, PublishBatchAsyncAnswersAsPublishBatchWould) {
+  ASSERT_OK(bus().Publish(MakeEvent("async")));
+  ASSERT_OK_AND_ASSIGN(
+      std::vector<Receipt> receipts,
+      PublishAsync(bus(), "async", {MakeEvent("async", "t", "one"), MakeEvent("", "t", "two")}));
+  EXPECT_THAT(Sequences(receipts), ElementsAre(2, 3));
+  ASSERT_OK_AND_ASSIGN(std::vector<Event> stored, ReplayStream(replayer(), "async"));
+  ASSERT_EQ(stored.size(), 3u);
+  EXPECT_EQ(stored[1].payload, "one");
+  EXPECT_EQ(stored[2].payload, "two");
+
+  EXPECT_THAT(PublishAsync(bus(), "async", {MakeEvent("async", /*type=*/"")}),
+              HasErrorKind(ErrorKind::kInvalidArgument));
+  EXPECT_THAT(PublishAsync(bus(), "async", {MakeEvent("async")},
+                           PublishOptions{.expected_last_sequence = 1}),
+              HasErrorKind(ErrorKind::kConflict));
+  ExpectNothingConsumed(bus(), replayer(), "async", 3);
 }
 
 }  // namespace

@@ -28,8 +28,12 @@ EventFilter FilterOf(const HttpRequest& request) {
 
 HttpResponse Api::Handle(const HttpRequest& request) {
   metrics_.CountRequest();
+  return Guarded([&] { return Route(request); });
+}
+
+HttpResponse Api::Guarded(absl::FunctionRef<HttpResponse()> handler) {
   try {
-    return Counted(Route(request));
+    return Counted(handler());
   } catch (const std::exception& e) {  // From the driver: see the class comment.
     return Counted(ErrorResponse(ExceptionStatus(e)));
   }

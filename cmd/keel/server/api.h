@@ -15,12 +15,14 @@
 #define KEEL_CMD_KEEL_SERVER_API_H_
 
 #include <atomic>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <string>
 #include <variant>
 #include <vector>
 
+#include "absl/functional/function_ref.h"
 #include "absl/status/statusor.h"
 #include "absl/time/time.h"
 #include "absl/types/span.h"
@@ -57,6 +59,17 @@ class Api {
   // alone; should the joined batch fail, each is retried alone, so a bad
   // event fails only its own request.
   std::vector<HttpResponse> HandleAll(absl::Span<const HttpRequest* const> requests);
+  // HandleAll for a thread that must not block (an I/O thread), over a bus
+  // that PublishesAsync(): the joined publishes are committed through
+  // EventBus::PublishBatchAsync, and their answers are made through
+  // `complete_on`; whatever may block runs through `blocking`. `done` gets
+  // the responses (same index) once, on the thread that answered last. The
+  // requests must live until then.
+  using Executor = std::function<void(std::function<void()>)>;
+  using AllDone = std::function<void(std::vector<HttpResponse>)>;
+  void HandleAllAsync(absl::Span<const HttpRequest* const> requests, const Executor& blocking,
+                      const Executor& complete_on, AllDone done);
+  bool PublishesAsync() const { return bus_.PublishesAsync(); }
   // Whether `request` is a publish (POST /v1/streams/{stream}/events), the
   // requests a server hands to HandleAll.
   static bool IsPublish(const HttpRequest& request);
@@ -91,16 +104,37 @@ class Api {
   // Whether `publish` may join others: a publish to a plain stream without
   // an expected last sequence (ParsePublishBody already refused empty ones).
   static bool Joinable(const ParsedPublish& publish);
-  // A publish HandleAll may join with others, parsed; or nullopt with
-  // `answer` set (an error, or the answer of a publish that cannot join).
-  std::optional<ParsedPublish> TakeJoinable(const HttpRequest& request, HttpResponse& answer);
+  // Counted(handler()), or a counted 500 when it throws.
+  HttpResponse Guarded(absl::FunctionRef<HttpResponse()> handler);
+  // Sorts a pass of requests (HandleAll): the joinable publishes go to
+  // `parsed` and, by the returned index groups, are to be committed
+  // together; errors are answered in `responses`; every other request is
+  // handed to `alone` with the call that answers it (it may block).
+  std::vector<std::vector<size_t>> PlanJoined(
+      absl::Span<const HttpRequest* const> requests,
+      std::vector<std::optional<ParsedPublish>>& parsed, std::vector<HttpResponse>& responses,
+      absl::FunctionRef<void(size_t, std::function<HttpResponse()>)> alone);
   // Commits the publishes `parsed[indices]` (one stream, in order) together
   // and puts their answers in `responses[indices]`.
   void CommitJoined(absl::Span<const size_t> indices,
                     std::vector<std::optional<ParsedPublish>>& parsed,
                     std::vector<HttpResponse>& responses);
+  struct AsyncPass;
+  // CommitJoined through PublishBatchAsync (HandleAllAsync).
+  void CommitJoinedAsync(const std::shared_ptr<AsyncPass>& pass, std::vector<size_t> indices,
+                         std::vector<std::optional<ParsedPublish>>& parsed,
+                         const Executor& blocking, const Executor& complete_on);
   // Commits `publishes` (one stream, in order) as one PublishBatch.
   std::vector<HttpResponse> PublishTogether(absl::Span<ParsedPublish> publishes);
+  // The events of `publishes` as one batch (moved out of them), and its options.
+  static std::vector<Event> JoinedEvents(absl::Span<ParsedPublish> publishes,
+                                         PublishOptions& options);
+  // The answers of `publishes` committed together with the outcome
+  // `receipts`; nullopt when the joined batch failed and each must be
+  // retried alone (Route), for the answer it would have had.
+  std::optional<std::vector<HttpResponse>> AnswerJoined(
+      absl::Span<const ParsedPublish> publishes,
+      const absl::StatusOr<std::vector<Receipt>>& receipts);
   HttpResponse PublishToTopic(const std::string& topic, PublishBody body);
   HttpResponse Declare(const std::string& stream, const HttpRequest& request);
   HttpResponse Replay(const std::string& stream, const HttpRequest& request);

@@ -73,7 +73,20 @@ bool Api::Joinable(const ParsedPublish& publish) {
 }
 
 std::vector<HttpResponse> Api::PublishTogether(absl::Span<ParsedPublish> publishes) {
-  const std::string& stream = publishes.front().stream;
+  PublishOptions options;
+  std::vector<Event> events = JoinedEvents(publishes, options);
+  absl::StatusOr<std::vector<Receipt>> receipts =
+      bus_.PublishBatch(publishes.front().stream, std::move(events), options);
+  std::optional<std::vector<HttpResponse>> answers = AnswerJoined(publishes, receipts);
+  if (answers) return *std::move(answers);
+  // Nothing was stored (a failed batch consumes no sequence); each
+  // publish now gets the answer it would have had alone.
+  std::vector<HttpResponse> responses;
+  for (const ParsedPublish& publish : publishes) responses.push_back(Route(*publish.request));
+  return responses;
+}
+
+std::vector<Event> Api::JoinedEvents(absl::Span<ParsedPublish> publishes, PublishOptions& options) {
   std::vector<Event> events;
   size_t total = 0;
   for (const ParsedPublish& publish : publishes) total += publish.body.events.size();
@@ -81,22 +94,20 @@ std::vector<HttpResponse> Api::PublishTogether(absl::Span<ParsedPublish> publish
   for (ParsedPublish& publish : publishes) {
     for (Event& event : publish.body.events) events.push_back(std::move(event));
   }
-  PublishOptions options;
   if (publishes.size() == 1) {
     options.expected_last_sequence = publishes.front().body.expected_last_sequence;
   }
-  absl::StatusOr<std::vector<Receipt>> receipts =
-      bus_.PublishBatch(stream, std::move(events), options);
+  return events;
+}
+
+std::optional<std::vector<HttpResponse>> Api::AnswerJoined(
+    absl::Span<const ParsedPublish> publishes,
+    const absl::StatusOr<std::vector<Receipt>>& receipts) {
   std::vector<HttpResponse> responses;
   responses.reserve(publishes.size());
-  if (!receipts.ok() && publishes.size() == 1) {
-    responses.push_back(Error(receipts.status(), stream));
-    return responses;
-  }
+  if (!receipts.ok() && publishes.size() > 1) return std::nullopt;
   if (!receipts.ok()) {
-    // Nothing was stored (a failed batch consumes no sequence); each
-    // publish now gets the answer it would have had alone.
-    for (const ParsedPublish& publish : publishes) responses.push_back(Route(*publish.request));
+    responses.push_back(Error(receipts.status(), publishes.front().stream));
     return responses;
   }
   const absl::Span<const Receipt> all(*receipts);
@@ -115,56 +126,64 @@ std::vector<HttpResponse> Api::PublishTogether(absl::Span<ParsedPublish> publish
 
 std::vector<HttpResponse> Api::HandleAll(absl::Span<const HttpRequest* const> requests) {
   std::vector<HttpResponse> responses(requests.size());
-  // Joinable publishes by stream, in arrival order within each stream.
-  std::map<absl::string_view, std::vector<size_t>> by_stream;
   std::vector<std::optional<ParsedPublish>> parsed(requests.size());
-  for (size_t i = 0; i < requests.size(); ++i) {
-    const HttpRequest& request = *requests[i];
-    if (!IsPublish(request) || !ValidateStreamName(request.segments[2]).ok()) {
-      responses[i] = Handle(request);
-      continue;
-    }
-    metrics_.CountRequest();
-    try {
-      parsed[i] = TakeJoinable(request, responses[i]);
-    } catch (const std::exception& e) {  // From the driver: see the class comment.
-      responses[i] = Counted(ErrorResponse(ExceptionStatus(e)));
-    }
-    if (parsed[i]) by_stream[request.segments[2]].push_back(i);
-  }
-  for (const auto& entry : by_stream) {
-    std::vector<size_t> group;
-    size_t events = 0;
-    size_t bytes = 0;
-    for (size_t i : entry.second) {
-      const size_t more_events = parsed[i]->body.events.size();
-      const size_t more_bytes = requests[i]->body.size();
-      if (!group.empty() &&
-          (events + more_events > kMaxJoinedEvents || bytes + more_bytes > kMaxJoinedBodyBytes)) {
-        CommitJoined(group, parsed, responses);
-        group.clear();
-        events = bytes = 0;
-      }
-      events += more_events;
-      bytes += more_bytes;
-      group.push_back(i);
-    }
+  auto alone = [&](size_t i, const std::function<HttpResponse()>& answer) {
+    responses[i] = answer();
+  };
+  for (const std::vector<size_t>& group : PlanJoined(requests, parsed, responses, alone)) {
     CommitJoined(group, parsed, responses);
   }
   return responses;
 }
 
-std::optional<ParsedPublish> Api::TakeJoinable(const HttpRequest& request, HttpResponse& answer) {
-  std::variant<ParsedPublish, HttpResponse> publish = ParsePublish(request.segments[2], request);
-  if (HttpResponse* error = std::get_if<HttpResponse>(&publish)) {
-    answer = Counted(std::move(*error));
-    return std::nullopt;
+std::vector<std::vector<size_t>> Api::PlanJoined(
+    absl::Span<const HttpRequest* const> requests,
+    std::vector<std::optional<ParsedPublish>>& parsed, std::vector<HttpResponse>& responses,
+    absl::FunctionRef<void(size_t, std::function<HttpResponse()>)> alone) {
+  // Joinable publishes by stream, in arrival order within each stream.
+  std::map<absl::string_view, std::vector<size_t>> by_stream;
+  for (size_t i = 0; i < requests.size(); ++i) {
+    const HttpRequest& request = *requests[i];
+    if (!IsPublish(request) || !ValidateStreamName(request.segments[2]).ok()) {
+      alone(i, [this, &request] { return Handle(request); });
+      continue;
+    }
+    metrics_.CountRequest();
+    try {
+      std::variant<ParsedPublish, HttpResponse> publish =
+          ParsePublish(request.segments[2], request);
+      if (HttpResponse* error = std::get_if<HttpResponse>(&publish)) {
+        responses[i] = Counted(std::move(*error));
+      } else if (!Joinable(std::get<ParsedPublish>(publish))) {
+        auto shared = std::make_shared<ParsedPublish>(std::get<ParsedPublish>(std::move(publish)));
+        alone(i, [this, shared] { return Guarded([&] { return PublishAlone(*shared); }); });
+      } else {
+        parsed[i] = std::get<ParsedPublish>(std::move(publish));
+        by_stream[request.segments[2]].push_back(i);
+      }
+    } catch (const std::exception& e) {  // From the driver: see the class comment.
+      responses[i] = Counted(ErrorResponse(ExceptionStatus(e)));
+    }
   }
-  if (!Joinable(std::get<ParsedPublish>(publish))) {
-    answer = Counted(PublishAlone(std::get<ParsedPublish>(publish)));
-    return std::nullopt;
+  std::vector<std::vector<size_t>> groups;
+  for (const auto& entry : by_stream) {
+    size_t events = 0;
+    size_t bytes = 0;
+    groups.emplace_back();
+    for (size_t i : entry.second) {
+      const size_t more_events = parsed[i]->body.events.size();
+      const size_t more_bytes = requests[i]->body.size();
+      if (!groups.back().empty() &&
+          (events + more_events > kMaxJoinedEvents || bytes + more_bytes > kMaxJoinedBodyBytes)) {
+        groups.emplace_back();
+        events = bytes = 0;
+      }
+      events += more_events;
+      bytes += more_bytes;
+      groups.back().push_back(i);
+    }
   }
-  return std::get<ParsedPublish>(std::move(publish));
+  return groups;
 }
 
 void Api::CommitJoined(absl::Span<const size_t> indices,

@@ -32,6 +32,12 @@ void PublishCoalescer::Flush() {
     std::vector<HttpResponse> responses = Commit(api_, batch);
     return Answer(batch, std::move(responses));
   }
+  if (api_.PublishesAsync()) {
+    // Parsing a large pass would hold up the I/O thread's other sessions.
+    if (bytes <= kInlineBodyBytes) return CommitAsync(std::move(batch));
+    return boost::asio::post(
+        blocking_, [this, batch = std::move(batch)]() mutable { CommitAsync(std::move(batch)); });
+  }
   // One pool task per stream: publishes to different streams wait for the
   // disk side by side (where the bus's group commit joins them), not one
   // after another.
@@ -45,6 +51,22 @@ void PublishCoalescer::Flush() {
       });
     });
   }
+}
+
+void PublishCoalescer::CommitAsync(std::vector<Pending> batch) {
+  async_passes_.fetch_add(1);
+  auto shared = std::make_shared<std::vector<Pending>>(std::move(batch));
+  std::vector<const HttpRequest*> requests;
+  requests.reserve(shared->size());
+  for (const Pending& pending : *shared) requests.push_back(&pending.request);
+  api_.HandleAllAsync(
+      requests,
+      [this](std::function<void()> task) { boost::asio::post(blocking_, std::move(task)); },
+      [this](std::function<void()> task) { boost::asio::post(io_, std::move(task)); },
+      [this, shared](std::vector<HttpResponse> responses) {
+        Answer(*shared, std::move(responses));
+        async_passes_.fetch_sub(1);
+      });
 }
 
 std::vector<std::vector<PublishCoalescer::Pending>> PublishCoalescer::ByStream(

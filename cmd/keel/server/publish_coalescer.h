@@ -7,16 +7,22 @@
 // context: it runs after the handlers already queued there, i.e. after the
 // other reads completed by the same poll, and takes everything gathered by
 // then. A lone publish therefore waits for nothing but the handlers that
-// were ready anyway. The flush commits on the I/O thread when the server's
-// publishes never wait for a disk (ServerOptions::inline_publishes) and the
-// gathered bodies are not large; otherwise on the blocking pool, one task
-// per stream, where the next flushes keep gathering while one waits for its
-// fsync, and the bus's group commit joins those that overlap.
+// were ready anyway. The flush commits:
+// - on the I/O thread when the server's publishes never wait for a disk
+//   (ServerOptions::inline_publishes) and the gathered bodies are not large;
+// - else, when the bus commits without blocking (EventBus::PublishesAsync),
+//   through Api::HandleAllAsync, parsed on the I/O thread (on the pool when
+//   large): no thread waits for the disk, the next flushes keep gathering
+//   while one is committed, and the answers come back to the I/O thread;
+// - else on the blocking pool, one task per stream, where the next flushes
+//   keep gathering while one waits for its fsync, and the bus's group
+//   commit joins those that overlap.
 //
 // Thread safety: Add may be called from any thread.
 #ifndef KEEL_CMD_KEEL_SERVER_PUBLISH_COALESCER_H_
 #define KEEL_CMD_KEEL_SERVER_PUBLISH_COALESCER_H_
 
+#include <atomic>
 #include <cstddef>
 #include <functional>
 #include <vector>
@@ -42,9 +48,15 @@ class PublishCoalescer {
   // 64 KiB, BENCHMARKS.md.)
   static constexpr size_t kInlineBodyBytes = 4 * 1024 * 1024;
 
+  // `async_passes` counts the passes committed through
+  // Api::HandleAllAsync that are not answered yet.
   PublishCoalescer(Api& api, boost::asio::io_context& io, boost::asio::thread_pool& blocking,
-                   bool commit_inline)
-      : api_(api), io_(io), blocking_(blocking), commit_inline_(commit_inline) {}
+                   bool commit_inline, std::atomic<int>& async_passes)
+      : api_(api),
+        io_(io),
+        blocking_(blocking),
+        commit_inline_(commit_inline),
+        async_passes_(async_passes) {}
 
   // Queues `request` (a publish, Api::IsPublish) for the next flush;
   // `reply` gets its response on this coalescer's I/O thread.
@@ -57,6 +69,9 @@ class PublishCoalescer {
   };
 
   void Flush();
+  // Commits through Api::HandleAllAsync: no thread waits for the disk. On
+  // any thread; the answers are made on the I/O thread.
+  void CommitAsync(std::vector<Pending> batch);
   static std::vector<std::vector<Pending>> ByStream(std::vector<Pending> batch);
   static std::vector<HttpResponse> Commit(Api& api, const std::vector<Pending>& batch);
   static void Answer(std::vector<Pending>& batch, std::vector<HttpResponse> responses);
@@ -65,6 +80,7 @@ class PublishCoalescer {
   boost::asio::io_context& io_;
   boost::asio::thread_pool& blocking_;
   const bool commit_inline_;
+  std::atomic<int>& async_passes_;
 
   Mutex mu_;
   std::vector<Pending> pending_ ABSL_GUARDED_BY(mu_);

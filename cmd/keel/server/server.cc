@@ -74,6 +74,8 @@ class Server::Impl {
       state_->logger->Warn(absl::StrCat("keel daemon: ", state_->sse_sessions.load(),
                                         " SSE sessions still open at shutdown; dropping them"));
     }
+    // Unbounded, like the blocking pool's join below: a commit ends.
+    WaitUntil([this] { return state_->async_passes.load() == 0; }, absl::InfiniteDuration());
     for (auto& io : io_) {
       io->work.reset();
       io->context.stop();
@@ -123,7 +125,8 @@ class Server::Impl {
     explicit IoThread(ServerState& state)
         : context(1),
           work(net::make_work_guard(context)),
-          publishes(state.api, context, state.blocking, state.options.inline_publishes) {}
+          publishes(state.api, context, state.blocking, state.options.inline_publishes,
+                    state.async_passes) {}
     net::io_context context;
     // Keeps the thread running while no socket operation is pending, e.g.
     // when the only requests wait on the blocking pool after accepting

@@ -35,6 +35,11 @@ struct ServerState {
   std::atomic<bool> draining{false};
   std::atomic<int> requests_in_flight{0};
   std::atomic<int> sse_sessions{0};
+  // Passes of publishes committed through PublishBatchAsync and not yet
+  // answered: Stop() keeps the I/O threads until they are, as their answers
+  // come back through them (the bus may still be committing when the grace
+  // period ended).
+  std::atomic<int> async_passes{0};
 
  private:
   static uint64_t NextId() {

@@ -1,5 +1,6 @@
 // Graceful shutdown of the in-process server: requests that are running on
-// the blocking pool when the daemon stops accepting still get their answer.
+// the blocking pool, or whose publish is being committed, when the daemon
+// stops accepting still get their answer.
 #include <thread>
 
 #include <gmock/gmock.h>
@@ -36,6 +37,8 @@ class GatedBus : public ForwardingBus {
     Wait();
     return ForwardingBus::PublishBatch(stream, std::move(events), options);
   }
+  // Its publishes block, so the server runs them on the blocking pool.
+  bool PublishesAsync() const override { return false; }
 
  private:
   void Wait() {
@@ -46,6 +49,63 @@ class GatedBus : public ForwardingBus {
   Gate* gate_;
 };
 
+// Holds the answer of every asynchronous publish (EventBus::PublishBatchAsync)
+// on the bus's committing thread, after the commit.
+class GatedAnswersBus : public ForwardingBus {
+ public:
+  GatedAnswersBus(std::unique_ptr<EventBus> inner, Gate* gate)
+      : ForwardingBus(std::move(inner)), gate_(gate) {}
+
+  void PublishBatchAsync(absl::string_view stream, std::vector<Event> events,
+                         const PublishOptions& options, PublishDone done) override {
+    ForwardingBus::PublishBatchAsync(
+        stream, std::move(events), options,
+        [gate = gate_, done = std::move(done)](absl::StatusOr<std::vector<Receipt>> receipts) {
+          if (!gate->entered.HasBeenNotified()) gate->entered.Notify();
+          gate->release.WaitForNotificationWithTimeout(kWait);
+          done(std::move(receipts));
+        });
+  }
+
+ private:
+  Gate* gate_;
+};
+
+// Publishes one event while `gate` holds it, stops accepting, releases the
+// gate: the publish must still be answered, and stored.
+void ExpectAnsweredAfterAcceptingStopped(InProcessDaemon& daemon, Gate& gate) {
+  absl::StatusOr<PublishedEvent> published;
+  std::thread publisher([&] {
+    client::HttpClient http("127.0.0.1", daemon.port(),
+                            client::ClientOptions{absl::Seconds(5), absl::Seconds(20)});
+    published = Publish(http, "drain", "t", "1");
+  });
+  ASSERT_TRUE(gate.entered.WaitForNotificationWithTimeout(kWait));
+  // The only connection is waiting for its answer: no socket operation is
+  // pending when the acceptor closes.
+  daemon.api().SetDraining();
+  daemon.server().StopAccepting();
+  absl::SleepFor(absl::Milliseconds(200));
+  gate.release.Notify();
+  EXPECT_TRUE(daemon.server().DrainRequests(absl::Seconds(20)))
+      << "the in-flight request never completed: nothing ran its response on the I/O threads";
+  publisher.join();
+  ASSERT_OK(published.status());
+  EXPECT_EQ(published->sequence, 1u);
+}
+
+TEST(DrainTest, APublishBeingCommittedIsAnsweredAfterAcceptingStopped) {
+  Gate gate;
+  DaemonOptions options;  // Durable, sync=always: publishes are committed asynchronously.
+  options.wrap_bus = [&gate](std::unique_ptr<EventBus> bus) -> std::unique_ptr<EventBus> {
+    return std::make_unique<GatedAnswersBus>(std::move(bus), &gate);
+  };
+  InProcessDaemon daemon(options);
+  ASSERT_OK(daemon.Start());
+  ASSERT_TRUE(daemon.bus().PublishesAsync());
+  ExpectAnsweredAfterAcceptingStopped(daemon, gate);
+}
+
 TEST(DrainTest, ARequestOnTheBlockingPoolIsAnsweredAfterAcceptingStopped) {
   Gate gate;
   DaemonOptions options;
@@ -54,7 +114,19 @@ TEST(DrainTest, ARequestOnTheBlockingPoolIsAnsweredAfterAcceptingStopped) {
   };
   InProcessDaemon daemon(options);
   ASSERT_OK(daemon.Start());
+  ExpectAnsweredAfterAcceptingStopped(daemon, gate);
+}
 
+// The grace period ends while a publish is committed but not yet answered:
+// Server::Stop keeps the I/O threads until its answer is written.
+TEST(DrainTest, StopWaitsForAPublishAnsweredAfterTheGracePeriod) {
+  Gate gate;
+  DaemonOptions options;
+  options.wrap_bus = [&gate](std::unique_ptr<EventBus> bus) -> std::unique_ptr<EventBus> {
+    return std::make_unique<GatedAnswersBus>(std::move(bus), &gate);
+  };
+  InProcessDaemon daemon(options);
+  ASSERT_OK(daemon.Start());
   absl::StatusOr<PublishedEvent> published;
   std::thread publisher([&] {
     client::HttpClient http("127.0.0.1", daemon.port(),
@@ -62,14 +134,15 @@ TEST(DrainTest, ARequestOnTheBlockingPoolIsAnsweredAfterAcceptingStopped) {
     published = Publish(http, "drain", "t", "1");
   });
   ASSERT_TRUE(gate.entered.WaitForNotificationWithTimeout(kWait));
-  // The only connection is waiting for its handler on the blocking pool:
-  // no socket operation is pending when the acceptor closes.
+  // The daemon's shutdown with a short grace period (cmd/keel/daemon_command.cc).
   daemon.api().SetDraining();
   daemon.server().StopAccepting();
+  EXPECT_FALSE(daemon.server().DrainRequests(absl::Milliseconds(100)));
+  daemon.bus().Close(absl::Milliseconds(100)).IgnoreError();
+  std::thread stop([&] { daemon.server().Stop(absl::Milliseconds(100)); });
   absl::SleepFor(absl::Milliseconds(200));
   gate.release.Notify();
-  EXPECT_TRUE(daemon.server().DrainRequests(absl::Seconds(20)))
-      << "the in-flight request never completed: nothing ran its response on the I/O threads";
+  stop.join();
   publisher.join();
   ASSERT_OK(published.status());
   EXPECT_EQ(published->sequence, 1u);

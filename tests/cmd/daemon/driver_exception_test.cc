@@ -36,6 +36,11 @@ class ThrowingBus : public ForwardingBus {
     ThrowFor(stream);
     return ForwardingBus::PublishBatch(stream, std::move(events), options);
   }
+  void PublishBatchAsync(absl::string_view stream, std::vector<Event> events,
+                         const PublishOptions& options, PublishDone done) override {
+    ThrowFor(stream);
+    ForwardingBus::PublishBatchAsync(stream, std::move(events), options, std::move(done));
+  }
   absl::StatusOr<std::unique_ptr<Subscription>> Subscribe(
       const SubscribeOptions& options) override {
     ThrowFor(options.stream);

@@ -4,7 +4,10 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <stdexcept>
+
 #include "core/logger.h"
+#include "core/redactor.h"
 #include "drivers/durable/key_layout.h"
 #include "statestore/fault_injecting_store.h"
 #include "statestore/memory/memory_store.h"
@@ -106,6 +109,24 @@ TEST_F(DurableFaultTest, CorruptEntryFailsReplayNamingTheKey) {
   absl::StatusOr<std::vector<Event>> all = ReadAll(*bus, "orders");
   EXPECT_THAT(all, StatusIs(absl::StatusCode::kDataLoss));
   EXPECT_THAT(std::string(all.status().message()), HasSubstr("Eorders/2"));
+}
+
+class ThrowingRedactor : public Redactor {
+ public:
+  void Redact(Event&) const override { throw std::runtime_error("the redactor gave up"); }
+};
+
+// A publish is counted in flight until answered, so that Close() waits for
+// it; one that throws before the bus took it must not stay counted.
+TEST(DurableAsyncFaultTest, AnAsyncPublishThatThrowsLeavesNothingInFlight) {
+  DriverContext context;
+  context.redactor = std::make_shared<ThrowingRedactor>();
+  ASSERT_OK_AND_ASSIGN(auto bus,
+                       OpenDurableBus(std::make_shared<MemoryStore>(), Options(), context));
+  EXPECT_THROW(bus->PublishBatchAsync("s", {NewEvent("s", 1)}, {},
+                                      [](absl::StatusOr<std::vector<Receipt>>) {}),
+               std::runtime_error);
+  EXPECT_OK(bus->Close(absl::Milliseconds(500)));
 }
 
 }  // namespace

@@ -1,10 +1,15 @@
 // The group committer coalesces publishes that queue up while a commit is in
-// flight into one commit, and hands each member its group's status.
+// flight into one commit, and hands each member its group's status, whether
+// a thread waits for it (Submit) or not (SubmitAsync).
 #include "drivers/durable/group_commit.h"
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <atomic>
+#include <deque>
+#include <memory>
+#include <stdexcept>
 #include <thread>
 
 #include "core/mutex.h"
@@ -79,6 +84,132 @@ TEST(GroupCommitTest, ByteBudgetSplitsGroups) {
   release_first.Notify();
   for (auto& thread : threads) thread.join();
   EXPECT_THAT(group_sizes, ::testing::ElementsAre(1, 2, 2));
+}
+
+// An asynchronous append and what its `done` was told.
+struct AsyncAppend {
+  PendingAppend append;
+  Notification answered;
+  absl::Status status;
+
+  void Submit(GroupCommitter& committer) {
+    append.done = [this](absl::Status result) {
+      status = std::move(result);
+      answered.Notify();
+    };
+    committer.SubmitAsync(append);
+  }
+};
+
+// An AsyncAppend must outlive the committer's Notify(), hence the
+// committer's own life: the tests declare them before the committer.
+
+TEST(GroupCommitTest, AsyncAppendsAreCommittedInOrderAndAnswered) {
+  std::vector<AsyncAppend> appends(20);
+  Mutex mu;
+  std::vector<PendingAppend*> committed;
+  GroupCommitter committer(1 << 20, [&](absl::Span<PendingAppend* const> group) {
+    MutexLock lock(&mu);
+    committed.insert(committed.end(), group.begin(), group.end());
+    return absl::OkStatus();
+  });
+  for (AsyncAppend& append : appends) append.Submit(committer);
+  for (AsyncAppend& append : appends) {
+    ASSERT_TRUE(append.answered.WaitForNotificationWithTimeout(absl::Seconds(60)));
+    EXPECT_TRUE(append.status.ok()) << append.status;
+  }
+  MutexLock lock(&mu);
+  ASSERT_EQ(committed.size(), appends.size());
+  for (size_t i = 0; i < appends.size(); ++i) EXPECT_EQ(committed[i], &appends[i].append);
+}
+
+TEST(GroupCommitTest, WaitingAndAsyncMembersShareAGroupAndItsError) {
+  AsyncAppend before, after;
+  Notification first_started, release_first;
+  Mutex mu;
+  std::vector<size_t> group_sizes;
+  GroupCommitter committer(1 << 20, [&](absl::Span<PendingAppend* const> group) {
+    {
+      MutexLock lock(&mu);
+      group_sizes.push_back(group.size());
+    }
+    if (!first_started.HasBeenNotified()) {
+      first_started.Notify();
+      release_first.WaitForNotification();
+      return absl::OkStatus();
+    }
+    return absl::UnavailableError("disk gone");
+  });
+  PendingAppend first, waiting;
+  std::thread leader([&] { EXPECT_TRUE(committer.Submit(first).ok()); });
+  first_started.WaitForNotification();
+  before.Submit(committer);
+  absl::Status waited;
+  std::thread follower([&] { waited = committer.Submit(waiting); });
+  while (committer.queued() < 3) absl::SleepFor(absl::Milliseconds(1));
+  after.Submit(committer);
+  release_first.Notify();
+  leader.join();
+  follower.join();
+  ASSERT_TRUE(before.answered.WaitForNotificationWithTimeout(absl::Seconds(60)));
+  ASSERT_TRUE(after.answered.WaitForNotificationWithTimeout(absl::Seconds(60)));
+
+  EXPECT_EQ(waited.code(), absl::StatusCode::kUnavailable);
+  EXPECT_EQ(before.status.code(), absl::StatusCode::kUnavailable);
+  EXPECT_EQ(after.status.code(), absl::StatusCode::kUnavailable);
+  MutexLock lock(&mu);
+  EXPECT_THAT(group_sizes, ::testing::ElementsAre(1, 3));
+}
+
+// Many threads, waiting and not: every append is committed exactly once and
+// commits never overlap (the commit function is the store's single writer).
+TEST(GroupCommitTest, MixedSubmittersNeverCommitConcurrently) {
+  constexpr int kThreads = 8;
+  constexpr int kPerThread = 200;
+  std::vector<std::deque<AsyncAppend>> answered_later(kThreads);
+  std::atomic<bool> in_commit{false};
+  std::atomic<int> overlaps{0};
+  std::atomic<size_t> committed{0};
+  GroupCommitter committer(1 << 20, [&](absl::Span<PendingAppend* const> group) {
+    if (in_commit.exchange(true)) overlaps.fetch_add(1);
+    // Some commits are slow, like a disk's, so that the committer thread
+    // takes over; the others are fast and hand back to waiting members.
+    if (committed.load() % 7 == 0) absl::SleepFor(absl::Microseconds(200));
+    committed.fetch_add(group.size());
+    in_commit.store(false);
+    return absl::OkStatus();
+  });
+  std::vector<std::thread> threads;
+  for (int t = 0; t < kThreads; ++t) {
+    threads.emplace_back([&, t] {
+      for (int i = 0; i < kPerThread; ++i) {
+        if ((t + i) % 2 == 0) {
+          PendingAppend append;
+          EXPECT_TRUE(committer.Submit(append).ok());
+        } else {
+          AsyncAppend& append = answered_later[t].emplace_back();
+          append.Submit(committer);
+          EXPECT_TRUE(append.answered.WaitForNotificationWithTimeout(absl::Seconds(60)));
+        }
+      }
+    });
+  }
+  for (auto& thread : threads) thread.join();
+  EXPECT_EQ(overlaps.load(), 0);
+  EXPECT_EQ(committed.load(), static_cast<size_t>(kThreads * kPerThread));
+}
+
+TEST(GroupCommitTest, AnExceptionFromTheCommitIsTheGroupsStatus) {
+  AsyncAppend async;
+  GroupCommitter committer(1 << 20, [](absl::Span<PendingAppend* const>) -> absl::Status {
+    throw std::runtime_error("out of memory, say");
+  });
+  PendingAppend waiting;
+  EXPECT_EQ(committer.Submit(waiting).code(), absl::StatusCode::kInternal);
+  async.Submit(committer);
+  ASSERT_TRUE(async.answered.WaitForNotificationWithTimeout(absl::Seconds(60)));
+  EXPECT_EQ(async.status.code(), absl::StatusCode::kInternal);
+  EXPECT_EQ(committer.queued(), 0u);
 }
 
 }  // namespace

@@ -71,15 +71,44 @@ class GatedAnswersBus : public ForwardingBus {
   Gate* gate_;
 };
 
+// Daemon options whose bus is wrapped in `GatedWrapper` over `gate`.
+template <typename GatedWrapper>
+DaemonOptions GatedOptions(Gate& gate) {
+  DaemonOptions options;
+  options.wrap_bus = [&gate](std::unique_ptr<EventBus> bus) -> std::unique_ptr<EventBus> {
+    return std::make_unique<GatedWrapper>(std::move(bus), &gate);
+  };
+  return options;
+}
+
+// One publish to "drain", on its own connection and thread.
+class BackgroundPublish {
+ public:
+  explicit BackgroundPublish(const InProcessDaemon& daemon)
+      : thread_([this, port = daemon.port()] {
+          client::HttpClient http("127.0.0.1", port,
+                                  client::ClientOptions{absl::Seconds(5), absl::Seconds(20)});
+          result_ = Publish(http, "drain", "t", "1");
+        }) {}
+  ~BackgroundPublish() {
+    if (thread_.joinable()) thread_.join();
+  }
+
+  // Waits for the publish's answer.
+  absl::StatusOr<PublishedEvent> Result() {
+    thread_.join();
+    return result_;
+  }
+
+ private:
+  absl::StatusOr<PublishedEvent> result_;  // Before thread_, which writes it.
+  std::thread thread_;
+};
+
 // Publishes one event while `gate` holds it, stops accepting, releases the
 // gate: the publish must still be answered, and stored.
 void ExpectAnsweredAfterAcceptingStopped(InProcessDaemon& daemon, Gate& gate) {
-  absl::StatusOr<PublishedEvent> published;
-  std::thread publisher([&] {
-    client::HttpClient http("127.0.0.1", daemon.port(),
-                            client::ClientOptions{absl::Seconds(5), absl::Seconds(20)});
-    published = Publish(http, "drain", "t", "1");
-  });
+  BackgroundPublish publish(daemon);
   ASSERT_TRUE(gate.entered.WaitForNotificationWithTimeout(kWait));
   // The only connection is waiting for its answer: no socket operation is
   // pending when the acceptor closes.
@@ -89,18 +118,14 @@ void ExpectAnsweredAfterAcceptingStopped(InProcessDaemon& daemon, Gate& gate) {
   gate.release.Notify();
   EXPECT_TRUE(daemon.server().DrainRequests(absl::Seconds(20)))
       << "the in-flight request never completed: nothing ran its response on the I/O threads";
-  publisher.join();
-  ASSERT_OK(published.status());
-  EXPECT_EQ(published->sequence, 1u);
+  ASSERT_OK_AND_ASSIGN(PublishedEvent published, publish.Result());
+  EXPECT_EQ(published.sequence, 1u);
 }
 
 TEST(DrainTest, APublishBeingCommittedIsAnsweredAfterAcceptingStopped) {
   Gate gate;
-  DaemonOptions options;  // Durable, sync=always: publishes are committed asynchronously.
-  options.wrap_bus = [&gate](std::unique_ptr<EventBus> bus) -> std::unique_ptr<EventBus> {
-    return std::make_unique<GatedAnswersBus>(std::move(bus), &gate);
-  };
-  InProcessDaemon daemon(options);
+  // Durable, sync=always: publishes are committed asynchronously.
+  InProcessDaemon daemon(GatedOptions<GatedAnswersBus>(gate));
   ASSERT_OK(daemon.Start());
   ASSERT_TRUE(daemon.bus().PublishesAsync());
   ExpectAnsweredAfterAcceptingStopped(daemon, gate);
@@ -108,11 +133,7 @@ TEST(DrainTest, APublishBeingCommittedIsAnsweredAfterAcceptingStopped) {
 
 TEST(DrainTest, ARequestOnTheBlockingPoolIsAnsweredAfterAcceptingStopped) {
   Gate gate;
-  DaemonOptions options;
-  options.wrap_bus = [&gate](std::unique_ptr<EventBus> bus) -> std::unique_ptr<EventBus> {
-    return std::make_unique<GatedBus>(std::move(bus), &gate);
-  };
-  InProcessDaemon daemon(options);
+  InProcessDaemon daemon(GatedOptions<GatedBus>(gate));
   ASSERT_OK(daemon.Start());
   ExpectAnsweredAfterAcceptingStopped(daemon, gate);
 }
@@ -121,18 +142,9 @@ TEST(DrainTest, ARequestOnTheBlockingPoolIsAnsweredAfterAcceptingStopped) {
 // Server::Stop keeps the I/O threads until its answer is written.
 TEST(DrainTest, StopWaitsForAPublishAnsweredAfterTheGracePeriod) {
   Gate gate;
-  DaemonOptions options;
-  options.wrap_bus = [&gate](std::unique_ptr<EventBus> bus) -> std::unique_ptr<EventBus> {
-    return std::make_unique<GatedAnswersBus>(std::move(bus), &gate);
-  };
-  InProcessDaemon daemon(options);
+  InProcessDaemon daemon(GatedOptions<GatedAnswersBus>(gate));
   ASSERT_OK(daemon.Start());
-  absl::StatusOr<PublishedEvent> published;
-  std::thread publisher([&] {
-    client::HttpClient http("127.0.0.1", daemon.port(),
-                            client::ClientOptions{absl::Seconds(5), absl::Seconds(20)});
-    published = Publish(http, "drain", "t", "1");
-  });
+  BackgroundPublish publish(daemon);
   ASSERT_TRUE(gate.entered.WaitForNotificationWithTimeout(kWait));
   // The daemon's shutdown with a short grace period (cmd/keel/daemon_command.cc).
   daemon.api().SetDraining();
@@ -143,9 +155,8 @@ TEST(DrainTest, StopWaitsForAPublishAnsweredAfterTheGracePeriod) {
   absl::SleepFor(absl::Milliseconds(200));
   gate.release.Notify();
   stop.join();
-  publisher.join();
-  ASSERT_OK(published.status());
-  EXPECT_EQ(published->sequence, 1u);
+  ASSERT_OK_AND_ASSIGN(PublishedEvent published, publish.Result());
+  EXPECT_EQ(published.sequence, 1u);
 }
 
 }  // namespace

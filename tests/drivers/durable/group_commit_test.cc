@@ -17,35 +17,50 @@
 namespace keel::durable {
 namespace {
 
-TEST(GroupCommitTest, AppendsQueuedDuringACommitShareTheNextCommit) {
-  Notification first_started, release_first;
+// A commit function that records each group's size and holds the first
+// commit until `release` (so that others queue behind it); the commits after
+// it return `later`.
+struct HeldFirstCommit {
+  GroupCommitter::CommitFn Fn() {
+    return [this](absl::Span<PendingAppend* const> group) {
+      {
+        MutexLock lock(&mu);
+        sizes.push_back(group.size());
+      }
+      if (started.HasBeenNotified()) return later;
+      started.Notify();
+      release.WaitForNotification();
+      return absl::OkStatus();
+    };
+  }
+  std::vector<size_t> Sizes() {
+    MutexLock lock(&mu);
+    return sizes;
+  }
+
+  Notification started, release;
+  absl::Status later;
   Mutex mu;
-  std::vector<size_t> group_sizes;
-  GroupCommitter committer(1 << 20, [&](absl::Span<PendingAppend* const> group) {
-    {
-      MutexLock lock(&mu);
-      group_sizes.push_back(group.size());
-    }
-    if (!first_started.HasBeenNotified()) {
-      first_started.Notify();
-      release_first.WaitForNotification();
-    }
-    return absl::OkStatus();
-  });
+  std::vector<size_t> sizes;
+};
+
+TEST(GroupCommitTest, AppendsQueuedDuringACommitShareTheNextCommit) {
+  HeldFirstCommit commits;
+  GroupCommitter committer(1 << 20, commits.Fn());
 
   constexpr int kFollowers = 10;
   std::vector<PendingAppend> appends(kFollowers + 1);
   std::vector<std::thread> threads;
   threads.emplace_back([&] { EXPECT_TRUE(committer.Submit(appends[0]).ok()); });
-  first_started.WaitForNotification();
+  commits.started.WaitForNotification();
   for (int i = 1; i <= kFollowers; ++i) {
     threads.emplace_back([&, i] { EXPECT_TRUE(committer.Submit(appends[i]).ok()); });
   }
   while (committer.queued() < kFollowers + 1) absl::SleepFor(absl::Milliseconds(1));
-  release_first.Notify();
+  commits.release.Notify();
   for (auto& thread : threads) thread.join();
 
-  EXPECT_THAT(group_sizes, ::testing::ElementsAre(1, kFollowers));
+  EXPECT_THAT(commits.Sizes(), ::testing::ElementsAre(1, kFollowers));
 }
 
 TEST(GroupCommitTest, EveryMemberGetsTheGroupError) {
@@ -58,32 +73,20 @@ TEST(GroupCommitTest, EveryMemberGetsTheGroupError) {
 }
 
 TEST(GroupCommitTest, ByteBudgetSplitsGroups) {
-  Notification first_started, release_first;
-  std::vector<size_t> group_sizes;
-  Mutex mu;
-  GroupCommitter committer(100, [&](absl::Span<PendingAppend* const> group) {
-    {
-      MutexLock lock(&mu);
-      group_sizes.push_back(group.size());
-    }
-    if (!first_started.HasBeenNotified()) {
-      first_started.Notify();
-      release_first.WaitForNotification();
-    }
-    return absl::OkStatus();
-  });
+  HeldFirstCommit commits;
+  GroupCommitter committer(100, commits.Fn());
   std::vector<PendingAppend> appends(5);
   for (auto& append : appends) append.bytes = 40;  // Two fit in 100 bytes.
   std::vector<std::thread> threads;
   threads.emplace_back([&] { EXPECT_TRUE(committer.Submit(appends[0]).ok()); });
-  first_started.WaitForNotification();
+  commits.started.WaitForNotification();
   for (int i = 1; i < 5; ++i) {
     threads.emplace_back([&, i] { EXPECT_TRUE(committer.Submit(appends[i]).ok()); });
   }
   while (committer.queued() < 5) absl::SleepFor(absl::Milliseconds(1));
-  release_first.Notify();
+  commits.release.Notify();
   for (auto& thread : threads) thread.join();
-  EXPECT_THAT(group_sizes, ::testing::ElementsAre(1, 2, 2));
+  EXPECT_THAT(commits.Sizes(), ::testing::ElementsAre(1, 2, 2));
 }
 
 // An asynchronous append and what its `done` was told.
@@ -125,30 +128,18 @@ TEST(GroupCommitTest, AsyncAppendsAreCommittedInOrderAndAnswered) {
 
 TEST(GroupCommitTest, WaitingAndAsyncMembersShareAGroupAndItsError) {
   AsyncAppend before, after;
-  Notification first_started, release_first;
-  Mutex mu;
-  std::vector<size_t> group_sizes;
-  GroupCommitter committer(1 << 20, [&](absl::Span<PendingAppend* const> group) {
-    {
-      MutexLock lock(&mu);
-      group_sizes.push_back(group.size());
-    }
-    if (!first_started.HasBeenNotified()) {
-      first_started.Notify();
-      release_first.WaitForNotification();
-      return absl::OkStatus();
-    }
-    return absl::UnavailableError("disk gone");
-  });
+  HeldFirstCommit commits;
+  commits.later = absl::UnavailableError("disk gone");
+  GroupCommitter committer(1 << 20, commits.Fn());
   PendingAppend first, waiting;
   std::thread leader([&] { EXPECT_TRUE(committer.Submit(first).ok()); });
-  first_started.WaitForNotification();
+  commits.started.WaitForNotification();
   before.Submit(committer);
   absl::Status waited;
   std::thread follower([&] { waited = committer.Submit(waiting); });
   while (committer.queued() < 3) absl::SleepFor(absl::Milliseconds(1));
   after.Submit(committer);
-  release_first.Notify();
+  commits.release.Notify();
   leader.join();
   follower.join();
   ASSERT_TRUE(before.answered.WaitForNotificationWithTimeout(absl::Seconds(60)));
@@ -157,8 +148,7 @@ TEST(GroupCommitTest, WaitingAndAsyncMembersShareAGroupAndItsError) {
   EXPECT_EQ(waited.code(), absl::StatusCode::kUnavailable);
   EXPECT_EQ(before.status.code(), absl::StatusCode::kUnavailable);
   EXPECT_EQ(after.status.code(), absl::StatusCode::kUnavailable);
-  MutexLock lock(&mu);
-  EXPECT_THAT(group_sizes, ::testing::ElementsAre(1, 3));
+  EXPECT_THAT(commits.Sizes(), ::testing::ElementsAre(1, 3));
 }
 
 // Many threads, waiting and not: every append is committed exactly once and

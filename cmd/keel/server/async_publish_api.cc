@@ -74,10 +74,12 @@ void Api::CommitJoinedAsync(const std::shared_ptr<AsyncPass>& pass, std::vector<
   try {
     bus_.PublishBatchAsync(
         group->front().stream, std::move(events), options,
-        [answer, blocking, complete_on](absl::StatusOr<std::vector<Receipt>> receipts) {
+        [answer, blocking, complete_on](absl::StatusOr<std::vector<Receipt>> receipts) mutable {
           // Answers are made on `complete_on`, not on the bus's committing
-          // thread, whose next commit waits for it.
-          complete_on([answer, blocking, receipts = std::move(receipts)]() mutable {
+          // thread, whose next commit waits for it; that thread keeps no
+          // share of the pass.
+          complete_on([answer = std::move(answer), blocking = std::move(blocking),
+                       receipts = std::move(receipts)]() mutable {
             answer(std::move(receipts), blocking);
           });
         });

@@ -146,6 +146,16 @@ TEST_F(GroupsApiTest, SeekToLatestCursorAndTime) {
       << "a time seek starts at the first event published at or after it";
 }
 
+TEST_F(GroupsApiTest, ConsumeStartingAtLatestSkipsWhatCameBeforeTheGroup) {
+  PublishN("late", 3);
+  const std::string consume = GroupTarget("late", "g:consume");
+  json::object first = PostOk(consume, json::object{{"start", "latest"}, {"leaseMs", 60'000}});
+  EXPECT_THAT(Sequences(first), ::testing::IsEmpty());
+  PublishN("late", 2);
+  // The start is remembered: a later consume (here without "start") goes on from it.
+  EXPECT_THAT(Sequences(PostOk(consume, json::object{{"leaseMs", 60'000}})), ElementsAre(4, 5));
+}
+
 TEST_F(GroupsApiTest, BadRequestsAndRoutes) {
   PublishN("bad", 1);
   auto status_of = [&](const std::string& target, const std::string& body) {

@@ -2,6 +2,7 @@
 
 #include <utility>
 
+#include <boost/asio/dispatch.hpp>
 #include <boost/asio/post.hpp>
 
 #include "absl/container/flat_hash_map.h"
@@ -64,11 +65,12 @@ void PublishCoalescer::CommitAsync(std::vector<Pending> batch) {
       [this](std::function<void()> task) { boost::asio::post(blocking_, std::move(task)); },
       [this](std::function<void()> task) { boost::asio::post(io_, std::move(task)); },
       [this, shared](std::vector<HttpResponse> responses) mutable {
-        // The batch holds the sessions: it is let go on the I/O thread, and
-        // before the pass stops counting, so that Server::Stop, once the
-        // count is 0, joins the thread that may close their sockets.
-        boost::asio::post(io_, [this, shared = std::move(shared),
-                                responses = std::move(responses)]() mutable {
+        // The batch holds the sessions: it is let go on the I/O thread (at
+        // once when this is it, as it usually is), and before the pass stops
+        // counting, so that Server::Stop, once the count is 0, joins the
+        // thread that may close their sockets.
+        boost::asio::dispatch(io_, [this, shared = std::move(shared),
+                                    responses = std::move(responses)]() mutable {
           Answer(*shared, std::move(responses));
           shared.reset();
           async_passes_.fetch_sub(1);

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <thread>
+#include <utility>
 
 #include "core/errors.h"
 
@@ -100,7 +101,7 @@ void GroupCommitter::SubmitAsync(PendingAppend& append) {
   bool wake = false;
   {
     std::lock_guard<std::mutex> lock(mu_);
-    CommitterTakesNext(Duration::max(), wake);
+    wake = ActivateCommitter();
   }
   if (wake) committer_cv_.notify_one();
 }
@@ -113,7 +114,13 @@ absl::Status GroupCommitter::Lead(PendingAppend& append) {
   returning_ = group.size();
   PendingAppend* next = nullptr;
   bool wake = false;
-  if (!queue_.empty() && !CommitterTakesNext(last_commit_, wake)) next = queue_.front();
+  if (!queue_.empty()) {
+    if (CommitterTakesFront(last_commit_)) {
+      wake = ActivateCommitter();
+    } else {
+      next = queue_.front();
+    }
+  }
   lock.unlock();
 
   // Wake outside the lock, so woken members do not block on it at once; the
@@ -133,8 +140,7 @@ void GroupCommitter::RunCommitter() {
     const std::vector<PendingAppend*> group = CommitFront(lock, status);
     returning_ = 0;  // The committer does not linger: it has no members to wait for.
     PendingAppend* next = nullptr;
-    bool unused = false;
-    if (queue_.empty() || !CommitterTakesNext(last_commit_, unused)) {
+    if (queue_.empty() || !CommitterTakesFront(last_commit_)) {
       committer_active_ = false;
       if (!queue_.empty()) next = queue_.front();
     }
@@ -170,15 +176,14 @@ std::vector<PendingAppend*> GroupCommitter::CommitFront(std::unique_lock<std::mu
   return group;
 }
 
-bool GroupCommitter::CommitterTakesNext(Duration took, bool& wake_committer) {
+bool GroupCommitter::CommitterTakesFront(Duration took) const {
   // A waiting member can lead a group after a fast commit (no disk wait)
   // at the cost of one wake-up; an asynchronous one has nobody to lead it.
-  if (queue_.front()->done == nullptr && took < kLingerThreshold) return false;
-  if (!committer_active_) {
-    committer_active_ = true;
-    wake_committer = true;
-  }
-  return true;
+  return queue_.front()->done != nullptr || took >= kLingerThreshold;
+}
+
+bool GroupCommitter::ActivateCommitter() {
+  return !std::exchange(committer_active_, true);
 }
 
 void GroupCommitter::Complete(absl::Span<PendingAppend* const> group, const PendingAppend* self,

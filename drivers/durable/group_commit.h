@@ -127,9 +127,12 @@ class GroupCommitter {
   absl::Status Lead(PendingAppend& append);
   // Commits a prefix of the queue; returns it, with the queue lock held again.
   std::vector<PendingAppend*> CommitFront(std::unique_lock<std::mutex>& lock, absl::Status& status);
-  // Whom the queue's front waits for after a commit that took `took`: true
-  // when the committer thread goes on (it is woken if `wake_committer`).
-  bool CommitterTakesNext(Duration took, bool& wake_committer);
+  // Whether the committer thread, rather than the member at the queue's
+  // front, commits next after a commit that took `took`.
+  bool CommitterTakesFront(Duration took) const;
+  // Gives the queue's front to the committer thread; true if it must be
+  // woken (it was idle).
+  bool ActivateCommitter();
   void Complete(absl::Span<PendingAppend* const> group, const PendingAppend* self,
                 const absl::Status& status);
   void SetState(PendingAppend& member, State state);

@@ -35,8 +35,12 @@ HttpResponse Api::Guarded(absl::FunctionRef<HttpResponse()> handler) {
   try {
     return Counted(handler());
   } catch (const std::exception& e) {  // From the driver: see the class comment.
-    return Counted(ErrorResponse(ExceptionStatus(e)));
+    return Thrown(e);
   }
+}
+
+HttpResponse Api::Thrown(const std::exception& e) {
+  return Counted(ErrorResponse(ExceptionStatus(e)));
 }
 
 HttpResponse Api::Counted(HttpResponse response) {

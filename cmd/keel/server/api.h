@@ -15,6 +15,7 @@
 #define KEEL_CMD_KEEL_SERVER_API_H_
 
 #include <atomic>
+#include <exception>
 #include <functional>
 #include <memory>
 #include <optional>
@@ -104,8 +105,10 @@ class Api {
   // Whether `publish` may join others: a publish to a plain stream without
   // an expected last sequence (ParsePublishBody already refused empty ones).
   static bool Joinable(const ParsedPublish& publish);
-  // Counted(handler()), or a counted 500 when it throws.
+  // Counted(handler()), or Thrown() when it throws.
   HttpResponse Guarded(absl::FunctionRef<HttpResponse()> handler);
+  // The counted 500 answer to an exception from the driver.
+  HttpResponse Thrown(const std::exception& e);
   // Sorts a pass of requests (HandleAll): the joinable publishes go to
   // `parsed` and, by the returned index groups, are to be committed
   // together; errors are answered in `responses`; every other request is
@@ -114,6 +117,9 @@ class Api {
       absl::Span<const HttpRequest* const> requests,
       std::vector<std::optional<ParsedPublish>>& parsed, std::vector<HttpResponse>& responses,
       absl::FunctionRef<void(size_t, std::function<HttpResponse()>)> alone);
+  // The publishes `parsed[indices]`, moved out, in order.
+  static std::vector<ParsedPublish> TakeJoined(absl::Span<const size_t> indices,
+                                               std::vector<std::optional<ParsedPublish>>& parsed);
   // Commits the publishes `parsed[indices]` (one stream, in order) together
   // and puts their answers in `responses[indices]`.
   void CommitJoined(absl::Span<const size_t> indices,

@@ -8,8 +8,6 @@
 #include <utility>
 
 #include "cmd/keel/server/api.h"
-#include "cmd/keel/server/http_errors.h"
-#include "core/errors.h"
 
 namespace keel::server {
 
@@ -48,9 +46,7 @@ void Api::HandleAllAsync(absl::Span<const HttpRequest* const> requests, const Ex
 void Api::CommitJoinedAsync(const std::shared_ptr<AsyncPass>& pass, std::vector<size_t> indices,
                             std::vector<std::optional<ParsedPublish>>& parsed,
                             const Executor& blocking, const Executor& complete_on) {
-  auto group = std::make_shared<std::vector<ParsedPublish>>();
-  group->reserve(indices.size());
-  for (size_t i : indices) group->push_back(*std::move(parsed[i]));
+  auto group = std::make_shared<std::vector<ParsedPublish>>(TakeJoined(indices, parsed));
   PublishOptions options;
   std::vector<Event> events = JoinedEvents(absl::MakeSpan(*group), options);
   auto answer = [this, pass, group, indices](absl::StatusOr<std::vector<Receipt>> receipts,
@@ -84,7 +80,7 @@ void Api::CommitJoinedAsync(const std::shared_ptr<AsyncPass>& pass, std::vector<
           });
         });
   } catch (const std::exception& e) {  // From the driver: see the class comment.
-    for (size_t i : indices) pass->responses[i] = Counted(ErrorResponse(ExceptionStatus(e)));
+    for (size_t i : indices) pass->responses[i] = Thrown(e);
     pass->Finish();
   }
 }

@@ -162,7 +162,7 @@ std::vector<std::vector<size_t>> Api::PlanJoined(
         by_stream[request.segments[2]].push_back(i);
       }
     } catch (const std::exception& e) {  // From the driver: see the class comment.
-      responses[i] = Counted(ErrorResponse(ExceptionStatus(e)));
+      responses[i] = Thrown(e);
     }
   }
   std::vector<std::vector<size_t>> groups;
@@ -186,20 +186,25 @@ std::vector<std::vector<size_t>> Api::PlanJoined(
   return groups;
 }
 
-void Api::CommitJoined(absl::Span<const size_t> indices,
-                       std::vector<std::optional<ParsedPublish>>& parsed,
-                       std::vector<HttpResponse>& responses) {
+std::vector<ParsedPublish> Api::TakeJoined(absl::Span<const size_t> indices,
+                                           std::vector<std::optional<ParsedPublish>>& parsed) {
   std::vector<ParsedPublish> group;
   group.reserve(indices.size());
   for (size_t i : indices) group.push_back(*std::move(parsed[i]));
-  std::vector<HttpResponse> answers;
+  return group;
+}
+
+void Api::CommitJoined(absl::Span<const size_t> indices,
+                       std::vector<std::optional<ParsedPublish>>& parsed,
+                       std::vector<HttpResponse>& responses) {
+  std::vector<ParsedPublish> group = TakeJoined(indices, parsed);
   try {
-    answers = PublishTogether(absl::MakeSpan(group));
+    std::vector<HttpResponse> answers = PublishTogether(absl::MakeSpan(group));
+    for (size_t k = 0; k < indices.size(); ++k) {
+      responses[indices[k]] = Counted(std::move(answers[k]));
+    }
   } catch (const std::exception& e) {  // From the driver: see the class comment.
-    answers.assign(indices.size(), ErrorResponse(ExceptionStatus(e)));
-  }
-  for (size_t k = 0; k < indices.size(); ++k) {
-    responses[indices[k]] = Counted(std::move(answers[k]));
+    for (size_t i : indices) responses[i] = Thrown(e);
   }
 }
 

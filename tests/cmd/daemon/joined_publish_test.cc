@@ -5,9 +5,11 @@
 #include <gtest/gtest.h>
 
 #include <map>
+#include <memory>
 #include <thread>
 
 #include "absl/strings/str_cat.h"
+#include "core/mutex.h"
 #include "tests/cmd/daemon/daemon_fixture.h"
 #include "tests/testing/status_matchers.h"
 
@@ -34,22 +36,49 @@ uint64_t SequenceOf(const server::HttpResponse& response) {
   return json::parse(response.body).at("sequence").to_number<uint64_t>();
 }
 
-class JoinedPublishTest : public ::testing::Test {
+// Each pass runs through Api::HandleAll (blocking) and, with the parameter,
+// through Api::HandleAllAsync (the daemon's path with sync=always): both must
+// answer alike.
+class JoinedPublishTest : public ::testing::TestWithParam<bool> {
  protected:
   void SetUp() override { ASSERT_OK(daemon_.Start()); }
+  void TearDown() override {
+    MutexLock lock(&threads_mu_);
+    for (std::thread& thread : threads_) thread.join();
+  }
 
   std::vector<server::HttpResponse> HandleAll(const std::vector<server::HttpRequest>& requests) {
     std::vector<const server::HttpRequest*> pointers;
     for (const server::HttpRequest& request : requests) pointers.push_back(&request);
-    return daemon_.api().HandleAll(pointers);
+    if (!GetParam()) return daemon_.api().HandleAll(pointers);
+    EXPECT_TRUE(daemon_.api().PublishesAsync());
+    auto run = [this](std::function<void()> task) {
+      MutexLock lock(&threads_mu_);
+      threads_.emplace_back(std::move(task));
+    };
+    auto answered = std::make_shared<
+        std::pair<Notification, std::vector<server::HttpResponse>>>();
+    daemon_.api().HandleAllAsync(pointers, run, run,
+                                 [answered](std::vector<server::HttpResponse> responses) {
+                                   answered->second = std::move(responses);
+                                   answered->first.Notify();
+                                 });
+    EXPECT_TRUE(answered->first.WaitForNotificationWithTimeout(kWait));
+    return answered->second;
   }
 
   uint64_t StoreWrites() { return daemon_.metrics().store_write_latency().count(); }
 
   InProcessDaemon daemon_;
+  // The executors HandleAllAsync was given: a thread per task.
+  Mutex threads_mu_;
+  std::vector<std::thread> threads_;
 };
 
-TEST_F(JoinedPublishTest, PublishesToOneStreamShareOneStoreWriteInRequestOrder) {
+// Over real sockets, where the server picks the path itself.
+using JoinedPublishOverHttpTest = JoinedPublishTest;
+
+TEST_P(JoinedPublishTest, PublishesToOneStreamShareOneStoreWriteInRequestOrder) {
   std::vector<server::HttpRequest> requests;
   for (int i = 0; i < 10; ++i) requests.push_back(PublishRequest("orders", Event(i)));
   requests.push_back(PublishRequest("orders", absl::StrCat("[", Event(10), ",", Event(11), "]")));
@@ -70,7 +99,7 @@ TEST_F(JoinedPublishTest, PublishesToOneStreamShareOneStoreWriteInRequestOrder) 
   EXPECT_EQ(receipts[1].at("sequence").to_number<uint64_t>(), 12u);
 }
 
-TEST_F(JoinedPublishTest, ABadEventFailsOnlyItsOwnRequestAndLeavesNoGap) {
+TEST_P(JoinedPublishTest, ABadEventFailsOnlyItsOwnRequestAndLeavesNoGap) {
   std::vector<server::HttpRequest> requests;
   requests.push_back(PublishRequest("orders", Event(1)));
   // Valid JSON, so it is joined; the bus refuses it (a type is required).
@@ -90,7 +119,7 @@ TEST_F(JoinedPublishTest, ABadEventFailsOnlyItsOwnRequestAndLeavesNoGap) {
   EXPECT_EQ(info.last_sequence, 2u);
 }
 
-TEST_F(JoinedPublishTest, AnIdempotencyKeySeenEarlierInTheSamePassIsADuplicate) {
+TEST_P(JoinedPublishTest, AnIdempotencyKeySeenEarlierInTheSamePassIsADuplicate) {
   std::vector<server::HttpRequest> requests;
   requests.push_back(PublishRequest("orders", Event(1), {{"idempotency-key", "k1"}}));
   requests.push_back(PublishRequest("orders", Event(2), {{"idempotency-key", "k1"}}));
@@ -106,7 +135,7 @@ TEST_F(JoinedPublishTest, AnIdempotencyKeySeenEarlierInTheSamePassIsADuplicate) 
   EXPECT_EQ(second.at("id"), first.at("id"));
 }
 
-TEST_F(JoinedPublishTest, OtherStreamsAndRequestsAreAnsweredApart) {
+TEST_P(JoinedPublishTest, OtherStreamsAndRequestsAreAnsweredApart) {
   std::vector<server::HttpRequest> requests;
   requests.push_back(PublishRequest("a", Event(1)));
   requests.push_back(PublishRequest("b", Event(2)));
@@ -131,7 +160,7 @@ TEST_F(JoinedPublishTest, OtherStreamsAndRequestsAreAnsweredApart) {
 
 // The metrics count joined publishes as they count single ones: each
 // request once, its events, and a refused one as an error of its code.
-TEST_F(JoinedPublishTest, MetricsCountEachJoinedRequest) {
+TEST_P(JoinedPublishTest, MetricsCountEachJoinedRequest) {
   std::vector<server::HttpRequest> requests;
   for (int i = 0; i < 3; ++i) requests.push_back(PublishRequest("orders", Event(i)));
   requests.push_back(PublishRequest("orders", absl::StrCat("[", Event(3), ",", Event(4), "]")));
@@ -146,7 +175,7 @@ TEST_F(JoinedPublishTest, MetricsCountEachJoinedRequest) {
   EXPECT_THAT(metrics, HasSubstr("keel_publish_latency_seconds_count 4\n"));
 }
 
-TEST_F(JoinedPublishTest, AnEmptyBatchIsRefusedEvenAmongOthers) {
+TEST_P(JoinedPublishTest, AnEmptyBatchIsRefusedEvenAmongOthers) {
   std::vector<server::HttpRequest> requests;
   requests.push_back(PublishRequest("orders", Event(1)));
   requests.push_back(PublishRequest("orders", "[]"));
@@ -164,7 +193,7 @@ TEST_F(JoinedPublishTest, AnEmptyBatchIsRefusedEvenAmongOthers) {
 // acknowledged.
 // Clients publish to two streams at once, so a pass carries publishes of
 // both and they are committed per stream.
-TEST_F(JoinedPublishTest, ConcurrentPublishersEachGetTheirOwnReceipts) {
+TEST_F(JoinedPublishOverHttpTest, ConcurrentPublishersEachGetTheirOwnReceipts) {
   constexpr int kClients = 8;
   constexpr int kEach = 50;
   const std::string kStreams[] = {"load-a", "load-b"};
@@ -200,6 +229,11 @@ TEST_F(JoinedPublishTest, ConcurrentPublishersEachGetTheirOwnReceipts) {
       EXPECT_EQ(stored[stream_of(c)][sequence], data);
   }
 }
+
+INSTANTIATE_TEST_SUITE_P(BlockingAndAsync, JoinedPublishTest, ::testing::Bool(),
+                         [](const ::testing::TestParamInfo<bool>& info) {
+                           return info.param ? "Async" : "Blocking";
+                         });
 
 }  // namespace
 }  // namespace keel::daemon_test

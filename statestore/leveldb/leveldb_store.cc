@@ -1,5 +1,6 @@
 #include "statestore/leveldb/leveldb_store.h"
 
+#include <algorithm>
 #include <filesystem>
 #include <system_error>
 #include <utility>
@@ -16,14 +17,17 @@
 #include "leveldb/slice.h"
 #include "leveldb/status.h"
 #include "leveldb/write_batch.h"
+#include "leveldb/env.h"
 #include "statestore/error_iterator.h"
+#include "statestore/leveldb/preallocated_log_env.h"
 
 namespace keel {
 
-// Members are destroyed in reverse order: the database before the cache and
-// the filter policy it uses.
+// Members are destroyed in reverse order: the database before the Env, the
+// cache and the filter policy it uses.
 struct LevelDbStore::Handle {
   std::string path;
+  std::unique_ptr<PreallocatedLogEnv> env;  // Null: LevelDB's default Env.
   std::unique_ptr<const leveldb::FilterPolicy> filter_policy;
   std::unique_ptr<leveldb::Cache> block_cache;
   std::unique_ptr<leveldb::DB> db;
@@ -32,6 +36,10 @@ struct LevelDbStore::Handle {
 namespace {
 
 constexpr uint64_t kMiB = uint64_t{1} << 20;
+// A log ends once the memtable it feeds outgrows write_buffer_bytes, so it
+// holds about that much; the margin covers the write that crosses the line.
+// Bigger logs are preallocated only this far and appended to beyond it.
+constexpr uint64_t kMaxPreallocatedLogBytes = 64 * kMiB;
 
 struct Settings {
   std::string path;
@@ -39,7 +47,13 @@ struct Settings {
   uint64_t write_buffer_bytes = LevelDbStore::kDefaultWriteBufferBytes;
   leveldb::CompressionType compression = leveldb::kSnappyCompression;
   bool create_if_missing = true;
+  bool preallocate_log = true;
 };
+
+uint64_t PreallocatedLogBytes(const Settings& settings) {
+  return std::min(settings.write_buffer_bytes + settings.write_buffer_bytes / 8,
+                  kMaxPreallocatedLogBytes);
+}
 
 absl::StatusOr<Settings> ParseSettings(const Config& config) {
   Settings settings;
@@ -61,6 +75,8 @@ absl::StatusOr<Settings> ParseSettings(const Config& config) {
   }
   KEEL_ASSIGN_OR_RETURN(settings.create_if_missing,
                         config.GetBool("create_if_missing", settings.create_if_missing));
+  KEEL_ASSIGN_OR_RETURN(settings.preallocate_log,
+                        config.GetBool("preallocate_log", settings.preallocate_log));
   return settings;
 }
 
@@ -160,7 +176,7 @@ class LevelDbStoreFactory final : public StoreFactory {
   absl::string_view name() const override { return "leveldb"; }
   absl::string_view description() const override {
     return "LevelDB database in a directory (options: path, block_cache_bytes, "
-           "write_buffer_bytes, compression, create_if_missing)";
+           "write_buffer_bytes, compression, create_if_missing, preallocate_log)";
   }
   absl::StatusOr<std::unique_ptr<StateStore>> Open(const Config& config) const override {
     KEEL_ASSIGN_OR_RETURN(std::unique_ptr<LevelDbStore> store, LevelDbStore::Open(config));
@@ -188,6 +204,11 @@ absl::StatusOr<std::unique_ptr<LevelDbStore>> LevelDbStore::Open(const Config& c
     // reported by DB::Open below.
     std::error_code ignored;
     std::filesystem::create_directories(settings.path, ignored);
+  }
+  if (settings.preallocate_log) {
+    handle->env = std::make_unique<PreallocatedLogEnv>(leveldb::Env::Default(), settings.path,
+                                                       PreallocatedLogBytes(settings));
+    options.env = handle->env.get();
   }
   leveldb::DB* db = nullptr;
   leveldb::Status status = leveldb::DB::Open(options, settings.path, &db);
@@ -231,6 +252,7 @@ absl::Status LevelDbStore::Write(const WriteBatch& batch, const WriteOptions& op
   }
   leveldb::WriteOptions write_options;
   write_options.sync = options.sync;
+  if (options.sync && handle->env != nullptr) handle->env->StartPreallocating();
   return FromLevelDb(handle->db->Write(write_options, &updates), handle->path);
 }
 

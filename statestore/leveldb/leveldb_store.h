@@ -9,6 +9,11 @@
 //   compression         "snappy" (default) or "none".
 //   create_if_missing   default true; false makes Open fail when the
 //                       database does not exist.
+//   preallocate_log     default true: each write-ahead log starts as a
+//                       zero-filled file (see preallocated_log_env.h), so
+//                       synced writes do not also commit a new file size.
+//                       From the first synced write on, the directory holds
+//                       one spare log as well.
 // Invalid options fail Open with kInvalidArgument naming the option. LevelDB
 // errors map to absl codes: NotFound -> kNotFound, Corruption -> kDataLoss,
 // IOError -> kUnavailable (also when another process holds the database

@@ -101,7 +101,8 @@ TEST_F(LevelDbStoreTest, InvalidOptionsAreInvalidArgumentNamingTheOption) {
   // write_buffer_bytes=1 is below LevelDB's 64 KiB minimum.
   const std::pair<std::string, std::string> bad_options[] = {
       {"compression", "zstd"},       {"block_cache_bytes", "lots"}, {"block_cache_bytes", "-1"},
-      {"write_buffer_bytes", "12x"}, {"write_buffer_bytes", "1"},   {"create_if_missing", "maybe"}};
+      {"write_buffer_bytes", "12x"}, {"write_buffer_bytes", "1"},   {"create_if_missing", "maybe"},
+      {"preallocate_log", "often"}};
   for (const auto& [option, value] : bad_options) {
     SCOPED_TRACE(option + "=" + value);
     Config config = ConfigFor("db");
@@ -119,6 +120,7 @@ TEST_F(LevelDbStoreTest, AcceptsEveryValidOption) {
   config.Set("block_cache_bytes", "1048576");
   config.Set("write_buffer_bytes", "65536");
   config.Set("create_if_missing", "true");
+  config.Set("preallocate_log", "false");
   ASSERT_OK_AND_ASSIGN(auto store, OpenStore("leveldb", config));
   Put(*store, "k", "v");
   ASSERT_OK_AND_ASSIGN(std::string value, store->Get("k"));

@@ -1,0 +1,232 @@
+#include "statestore/leveldb/preallocated_log_env.h"
+
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <atomic>
+#include <cerrno>
+#include <cstring>
+#include <thread>
+#include <utility>
+#include <vector>
+
+#include "absl/base/thread_annotations.h"
+#include "absl/strings/ascii.h"
+#include "absl/strings/strip.h"
+#include "absl/strings/str_cat.h"
+#include "core/logger.h"
+#include "core/mutex.h"
+
+namespace keel {
+namespace {
+
+// Records up to this size are gathered in memory and written by Flush(), as
+// LevelDB's own files do; larger ones are written straight through.
+constexpr size_t kBufferBytes = size_t{64} << 10;
+// The spare is zero-filled in chunks of this size.
+constexpr size_t kZeroChunkBytes = size_t{1} << 20;
+
+leveldb::Status ErrnoError(const std::string& context, int error) {
+  return leveldb::Status::IOError(context, std::strerror(error));
+}
+
+// Writes all of [data, data + size) at `offset`.
+leveldb::Status WriteAt(int fd, const std::string& name, const char* data, size_t size,
+                        uint64_t offset) {
+  while (size > 0) {
+    ssize_t written = ::pwrite(fd, data, size, static_cast<off_t>(offset));
+    if (written < 0) {
+      if (errno == EINTR) continue;
+      return ErrnoError(name, errno);
+    }
+    data += written;
+    size -= static_cast<size_t>(written);
+    offset += static_cast<uint64_t>(written);
+  }
+  return leveldb::Status::OK();
+}
+
+leveldb::Status SyncDirectory(const std::string& directory) {
+  int fd = ::open(directory.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  if (fd < 0) return ErrnoError(directory, errno);
+  leveldb::Status status;
+  if (::fsync(fd) != 0) status = ErrnoError(directory, errno);
+  ::close(fd);
+  return status;
+}
+
+// A log file whose blocks may already exist: records are written at the
+// running offset rather than appended, so Sync() is an fdatasync() of data
+// only while the log stays within its preallocation.
+class PreallocatedLogFile final : public leveldb::WritableFile {
+ public:
+  PreallocatedLogFile(std::string name, int fd) : name_(std::move(name)), fd_(fd) {}
+  ~PreallocatedLogFile() override {
+    if (fd_ >= 0) Close();
+  }
+
+  leveldb::Status Append(const leveldb::Slice& data) override {
+    if (buffer_.size() + data.size() <= kBufferBytes) {
+      buffer_.append(data.data(), data.size());
+      return leveldb::Status::OK();
+    }
+    leveldb::Status status = Flush();
+    if (!status.ok()) return status;
+    return Write(data.data(), data.size());
+  }
+
+  leveldb::Status Flush() override {
+    leveldb::Status status = Write(buffer_.data(), buffer_.size());
+    buffer_.clear();
+    return status;
+  }
+
+  leveldb::Status Sync() override {
+    leveldb::Status status = Flush();
+    if (status.ok() && ::fdatasync(fd_) != 0) status = ErrnoError(name_, errno);
+    return status;
+  }
+
+  leveldb::Status Close() override {
+    leveldb::Status status = Flush();
+    if (::close(fd_) != 0 && status.ok()) status = ErrnoError(name_, errno);
+    fd_ = -1;
+    return status;
+  }
+
+ private:
+  leveldb::Status Write(const char* data, size_t size) {
+    leveldb::Status status = WriteAt(fd_, name_, data, size, offset_);
+    if (status.ok()) offset_ += size;
+    return status;
+  }
+
+  const std::string name_;
+  int fd_;
+  uint64_t offset_ = 0;
+  std::string buffer_;
+};
+
+}  // namespace
+
+PreallocatedLogEnv::PreallocatedLogEnv(leveldb::Env* base, std::string directory,
+                                       uint64_t log_bytes)
+    : EnvWrapper(base),
+      directory_(std::move(directory)),
+      log_bytes_(log_bytes),
+      spare_path_(absl::StrCat(directory_, "/", kSpareLogName)),
+      making_path_(absl::StrCat(spare_path_, ".tmp")),
+      maker_([this] { RunMaker(); }) {}
+
+PreallocatedLogEnv::~PreallocatedLogEnv() {
+  {
+    MutexLock lock(&mu_);
+    stopping_ = true;
+    wake_.SignalAll();
+  }
+  maker_.join();
+}
+
+void PreallocatedLogEnv::StartPreallocating() {
+  if (started_.load(std::memory_order_relaxed)) return;
+  MutexLock lock(&mu_);
+  started_ = true;
+  spare_wanted_ = true;
+  wake_.SignalAll();
+}
+
+leveldb::Status PreallocatedLogEnv::NewWritableFile(const std::string& name,
+                                                    leveldb::WritableFile** result) {
+  if (!IsLogFile(name) || !TakeSpare(name)) return target()->NewWritableFile(name, result);
+  // The name must be durable before a record in it is acknowledged: a synced
+  // write no longer commits file metadata.
+  leveldb::Status status = SyncDirectory(directory_);
+  int fd = status.ok() ? ::open(name.c_str(), O_WRONLY | O_CLOEXEC) : -1;
+  if (status.ok() && fd < 0) status = ErrnoError(name, errno);
+  if (!status.ok()) {
+    *result = nullptr;
+    return status;
+  }
+  *result = new PreallocatedLogFile(name, fd);
+  return leveldb::Status::OK();
+}
+
+// LevelDB names its write-ahead logs "<directory>/<digits>.log".
+bool PreallocatedLogEnv::IsLogFile(const std::string& name) const {
+  absl::string_view base(name);
+  if (!absl::ConsumePrefix(&base, directory_) || !absl::ConsumePrefix(&base, "/") ||
+      !absl::ConsumeSuffix(&base, ".log") || base.empty()) {
+    return false;
+  }
+  for (char c : base) {
+    if (!absl::ascii_isdigit(static_cast<unsigned char>(c))) return false;
+  }
+  return true;
+}
+
+// Renames the spare to `name` if one is ready, and asks for the next one once
+// preallocating has started. The first call, made once LevelDB holds the
+// directory's lock, looks for the spare a previous run left.
+bool PreallocatedLogEnv::TakeSpare(const std::string& name) {
+  MutexLock lock(&mu_);
+  if (!looked_for_previous_spare_) {
+    looked_for_previous_spare_ = true;
+    struct stat info;
+    spare_ready_ = ::stat(spare_path_.c_str(), &info) == 0 &&
+                   static_cast<uint64_t>(info.st_size) == log_bytes_;
+  }
+  bool taken = spare_ready_ && ::rename(spare_path_.c_str(), name.c_str()) == 0;
+  spare_ready_ = false;
+  spare_wanted_ = started_;
+  wake_.SignalAll();
+  return taken;
+}
+
+// Keeps one spare ready. After a failure, waits until a log is created
+// without one before trying again, rather than retrying in a loop.
+void PreallocatedLogEnv::RunMaker() {
+  MutexLock lock(&mu_);
+  while (true) {
+    while (!stopping_ && !(spare_wanted_ && !spare_ready_)) wake_.Wait(&mu_);
+    if (stopping_) return;
+    spare_wanted_ = false;
+    mu_.Unlock();
+    leveldb::Status status = MakeSpare();
+    mu_.Lock();
+    if (status.ok()) {
+      spare_ready_ = true;
+    } else if (!stopping_) {
+      Logger::Default()->Warn(absl::StrCat("leveldb store '", directory_,
+                                           "': cannot preallocate the next log, so its ",
+                                           "synced writes will be slower: ", status.ToString()));
+    }
+  }
+}
+
+// Writes log_bytes_ of zeros to a temporary file, syncs it and renames it to
+// the spare's name, so that a spare found at start is always complete.
+leveldb::Status PreallocatedLogEnv::MakeSpare() {
+  int fd = ::open(making_path_.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+  if (fd < 0) return ErrnoError(making_path_, errno);
+  static const std::vector<char> kZeros(kZeroChunkBytes, '\0');
+  leveldb::Status status;
+  for (uint64_t offset = 0; status.ok() && offset < log_bytes_; offset += kZeroChunkBytes) {
+    if (stopping_.load(std::memory_order_relaxed)) {
+      status = leveldb::Status::IOError(making_path_, "stopped");
+      break;
+    }
+    size_t size = static_cast<size_t>(std::min<uint64_t>(kZeroChunkBytes, log_bytes_ - offset));
+    status = WriteAt(fd, making_path_, kZeros.data(), size, offset);
+  }
+  if (status.ok() && ::fdatasync(fd) != 0) status = ErrnoError(making_path_, errno);
+  if (::close(fd) != 0 && status.ok()) status = ErrnoError(making_path_, errno);
+  if (status.ok() && ::rename(making_path_.c_str(), spare_path_.c_str()) != 0) {
+    status = ErrnoError(spare_path_, errno);
+  }
+  if (!status.ok()) ::unlink(making_path_.c_str());
+  return status;
+}
+
+}  // namespace keel

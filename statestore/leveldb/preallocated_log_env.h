@@ -1,0 +1,81 @@
+// PreallocatedLogEnv: a leveldb::Env whose write-ahead logs start as files
+// already zero-filled and synced, so that a synced write is an overwrite.
+//
+// Why: appending to a file and then calling fdatasync() also commits the new
+// file size, which on ext4 and XFS means a journal commit per sync. Writing
+// into blocks that already exist skips that commit; on the machines Keel was
+// measured on an idle 8 KiB sync fell from ~340 to ~260 µs, and a durable
+// publish with sync=always waits for about two of them.
+//
+// How: once StartPreallocating() is called (the store calls it at its first
+// synced write: unsynced writes gain nothing and would only pay for writing
+// each log twice), a background thread keeps one spare log, zero-filled and
+// synced, in the database directory under kSpareLogName. When LevelDB
+// creates a log file ("NNNNNN.log"), the spare is renamed to that name (and
+// the directory synced, so that the name is durable before any record is
+// acknowledged), and the thread starts the next spare. A spare that a
+// previous run left is used as well. LevelDB's log reader skips a
+// zero-filled tail without reporting corruption (record type 0 is reserved
+// for preallocated regions), so recovery reads exactly the records written.
+// When no spare is ready, or a log outgrows its preallocation, the log is
+// appended to as usual: slower syncs, never a different result.
+//
+// Every other file, and every other operation, goes to the wrapped Env.
+//
+// Thread safety: as leveldb::Env; the spare is handed over under a mutex.
+#ifndef KEEL_STATESTORE_LEVELDB_PREALLOCATED_LOG_ENV_H_
+#define KEEL_STATESTORE_LEVELDB_PREALLOCATED_LOG_ENV_H_
+
+#include <atomic>
+#include <cstdint>
+#include <string>
+#include <thread>
+
+#include "absl/base/thread_annotations.h"
+#include "core/mutex.h"
+#include "leveldb/env.h"
+
+namespace keel {
+
+// The spare log's file name inside the database directory. LevelDB ignores
+// (and never deletes) names it does not recognise.
+inline constexpr char kSpareLogName[] = "KEEL-SPARE-LOG";
+
+class PreallocatedLogEnv final : public leveldb::EnvWrapper {
+ public:
+  // Wraps `base` (not owned; must outlive this) for the database in
+  // `directory`. Each log is preallocated to `log_bytes`; a spare of another
+  // size is not used.
+  PreallocatedLogEnv(leveldb::Env* base, std::string directory, uint64_t log_bytes);
+  ~PreallocatedLogEnv() override;  // Stops making a spare; keeps a made one.
+
+  // Starts keeping a spare log ready. Cheap after the first call.
+  void StartPreallocating();
+
+  leveldb::Status NewWritableFile(const std::string& name,
+                                  leveldb::WritableFile** result) override;
+
+ private:
+  bool IsLogFile(const std::string& name) const;
+  bool TakeSpare(const std::string& name);
+  void RunMaker();
+  leveldb::Status MakeSpare();
+
+  const std::string directory_;
+  const uint64_t log_bytes_;
+  const std::string spare_path_;
+  const std::string making_path_;
+
+  Mutex mu_;
+  CondVar wake_;
+  std::atomic<bool> started_ = false;   // Read without the lock to skip it.
+  std::atomic<bool> stopping_ = false;  // Read without the lock by MakeSpare.
+  bool spare_ready_ ABSL_GUARDED_BY(mu_) = false;
+  bool spare_wanted_ ABSL_GUARDED_BY(mu_) = false;
+  bool looked_for_previous_spare_ ABSL_GUARDED_BY(mu_) = false;
+  std::thread maker_;  // Last: starts once the members above exist.
+};
+
+}  // namespace keel
+
+#endif  // KEEL_STATESTORE_LEVELDB_PREALLOCATED_LOG_ENV_H_

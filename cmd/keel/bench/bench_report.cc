@@ -18,6 +18,11 @@ std::string Thousands(uint64_t n) {
   return out;
 }
 
+double Median(std::vector<double> values) {
+  std::sort(values.begin(), values.end());
+  return values[values.size() / 2];
+}
+
 std::string EventsPerSecond(double per_second) {
   return absl::StrCat(Thousands(static_cast<uint64_t>(per_second + 0.5)), " ev/s");
 }

@@ -40,6 +40,9 @@ std::string Duration(double seconds);
 // "2.5 GB".
 std::string Bytes(uint64_t bytes);
 
+// The middle value (the upper middle of an even count); `values` not empty.
+double Median(std::vector<double> values);
+
 struct ResultRow {
   enum class Goal { kNone, kAtLeast, kAtMost };
 

@@ -14,7 +14,10 @@
 //        event carrying a 100-byte data string; then the same with a JSON
 //        array of 100 events per request (compared with -P 16).
 //
-// Rates are events per second (one XADD = one event). Every request must be
+// Each pairing runs --http-rounds times, Redis then Keel, each round on a fresh
+// server and store; the table shows the median rates and the median of the
+// per-round ratios, so that one noisy window of either side does not decide
+// the ratio. Rates are events per second (one XADD = one event). Every request must be
 // answered 201 and the stream must hold exactly the acknowledged events;
 // anything else is an error (exit 1), while a missed target is only printed.
 // Without redis-server/redis-benchmark the Keel figures are printed, the
@@ -70,6 +73,7 @@ struct HttpOptions {
   uint64_t redis_pipelined_requests = 1'000'000;
   int pipeline = 16;
   std::vector<std::string> syncs = {"none", "always"};
+  int rounds = 3;
 };
 
 template <typename T>
@@ -96,6 +100,7 @@ absl::StatusOr<HttpOptions> OptionsFrom(const po::variables_map& vars) {
   o.redis_requests = Pick<uint64_t>(vars, "http-redis-requests", q, 5'000);
   o.redis_pipelined_requests = Pick<uint64_t>(vars, "http-redis-pipelined-requests", q, 20'000);
   o.pipeline = vars["http-redis-pipeline"].as<int>();
+  o.rounds = Pick<int>(vars, "http-rounds", q, 1);
   const std::string syncs = vars["http-syncs"].as<std::string>();
   o.syncs.clear();
   for (absl::string_view s : absl::StrSplit(syncs, ',', absl::SkipEmpty())) {
@@ -107,7 +112,8 @@ absl::StatusOr<HttpOptions> OptionsFrom(const po::variables_map& vars) {
   }
   if (o.syncs.empty()) return absl::InvalidArgumentError("--http-syncs names no mode");
   if (o.connections < 1 || o.client_threads < 1 || o.io_threads < 1 || o.blocking_threads < 1 ||
-      o.batch < 1 || o.pipeline < 1 || o.redis_requests < 1 || o.redis_pipelined_requests < 1) {
+      o.batch < 1 || o.pipeline < 1 || o.redis_requests < 1 || o.redis_pipelined_requests < 1 ||
+      o.rounds < 1) {
     return absl::InvalidArgumentError("counts must be at least 1");
   }
   if (o.payload_bytes < 1 || o.payload_bytes > 100'000) {
@@ -346,6 +352,40 @@ absl::StatusOr<KeelFigures> RunKeel(const HttpOptions& o, const std::string& syn
 
 // ---------------------------------------------------------------- the mode
 
+// One case's rates over the rounds, Keel's and the baseline's of the same
+// round side by side.
+class PairedRates {
+ public:
+  void Add(double keel, std::optional<double> baseline) {
+    keel_.push_back(keel);
+    if (baseline) {
+      baseline_.push_back(*baseline);
+      ratios_.push_back(keel / *baseline);
+    }
+  }
+
+  // Medians; the ratio is the median of the per-round ratios, not the ratio
+  // of the medians.
+  ResultRow Row(std::string label, const std::string& baseline_label) const {
+    ResultRow r;
+    r.label = std::move(label);
+    r.figure = EventsPerSecond(Median(keel_));
+    if (baseline_.empty()) {
+      r.baseline = "redis: MISSING";
+      return r;
+    }
+    r.baseline = absl::StrCat(baseline_label, ": ", EventsPerSecond(Median(baseline_)));
+    r.ratio = Median(ratios_);
+    r.ratio_suffix = "x";
+    r.goal = ResultRow::Goal::kAtLeast;
+    r.target = 1.0;
+    return r;
+  }
+
+ private:
+  std::vector<double> keel_, baseline_, ratios_;
+};
+
 class HttpBench final : public BenchMode {
  public:
   absl::string_view name() const override { return "http"; }
@@ -375,6 +415,8 @@ class HttpBench final : public BenchMode {
         ("http-redis-pipelined-requests", po::value<uint64_t>()->default_value(1'000'000),
          "redis-benchmark -n with -P (--quick: 20000)")
         ("http-redis-pipeline", po::value<int>()->default_value(16), "redis-benchmark -P")
+        ("http-rounds", po::value<int>()->default_value(3),
+         "rounds per sync mode, Redis then Keel each; the table shows medians (--quick: 1)")
         ("http-syncs", po::value<std::string>()->default_value("none,always"),
          "keel sync modes to run (none pairs with AOF everysec, always with AOF always)");
     // Shared with other modes (bench_command.cc registers each name once).
@@ -446,41 +488,37 @@ absl::Status HttpBench::RunAll(const HttpOptions& o, std::ostream& out,
   for (const std::string& sync : o.syncs) {
     const std::string aof = AofFor(sync);
     out << "\n[sync=" << sync << " vs AOF " << aof << "]\n" << std::flush;
-    std::optional<RedisFigures> redis;
-    if (!baseline_missing) {
-      KEEL_ASSIGN_OR_RETURN(RedisFigures figures,
-                            RunRedis(o, redis_server, redis_benchmark, aof,
-                                     (fs::path(root) / absl::StrCat("redis-", aof)).string(),
-                                     payload, out));
-      commands.push_back(figures.server_command);
-      commands.push_back(figures.single_command);
-      commands.push_back(figures.pipelined_command);
-      redis = figures;
-    }
-    KEEL_ASSIGN_OR_RETURN(KeelFigures keel,
-                          RunKeel(o, sync, (fs::path(root) / absl::StrCat("keel-", sync)).string(),
-                                  payload, out));
-    auto row = [&](std::string label, double keel_rate, double redis_rate,
-                   const std::string& redis_label) {
-      ResultRow r;
-      r.label = std::move(label);
-      r.figure = EventsPerSecond(keel_rate);
-      if (redis) {
-        r.baseline = absl::StrCat(redis_label, ": ", EventsPerSecond(redis_rate));
-        r.ratio = keel_rate / redis_rate;
-        r.ratio_suffix = "x";
-        r.goal = ResultRow::Goal::kAtLeast;
-        r.target = 1.0;
-      } else {
-        r.baseline = "redis: MISSING";
+    PairedRates single, batch;
+    for (int round = 1; round <= o.rounds; ++round) {
+      std::string suffix;
+      if (o.rounds > 1) {
+        out << " round " << round << "/" << o.rounds << "\n" << std::flush;
+        suffix = absl::StrCat("-", round);
       }
-      table.Add(std::move(r));
-    };
-    row(absl::StrCat("publish sync=", sync, ", 1 ev/req, c=", o.connections), keel.single,
-        redis ? redis->single : 0, absl::StrCat("XADD AOF ", aof, " c=", o.connections));
-    row(absl::StrCat("publish sync=", sync, ", ", o.batch, " ev/req, c=", o.connections),
-        keel.batch, redis ? redis->pipelined : 0,
-        absl::StrCat("XADD AOF ", aof, " c=", o.connections, " P=", o.pipeline));
+      std::optional<RedisFigures> redis;
+      if (!baseline_missing) {
+        KEEL_ASSIGN_OR_RETURN(
+            redis, RunRedis(o, redis_server, redis_benchmark, aof,
+                            (fs::path(root) / absl::StrCat("redis-", aof, suffix)).string(),
+                            payload, out));
+        if (round == 1) {
+          commands.push_back(redis->server_command);
+          commands.push_back(redis->single_command);
+          commands.push_back(redis->pipelined_command);
+        }
+      }
+      KEEL_ASSIGN_OR_RETURN(
+          KeelFigures keel,
+          RunKeel(o, sync, (fs::path(root) / absl::StrCat("keel-", sync, suffix)).string(), payload,
+                  out));
+      single.Add(keel.single, redis ? std::optional(redis->single) : std::nullopt);
+      batch.Add(keel.batch, redis ? std::optional(redis->pipelined) : std::nullopt);
+    }
+    table.Add(single.Row(absl::StrCat("publish sync=", sync, ", 1 ev/req, c=", o.connections),
+                         absl::StrCat("XADD AOF ", aof, " c=", o.connections)));
+    table.Add(batch.Row(
+        absl::StrCat("publish sync=", sync, ", ", o.batch, " ev/req, c=", o.connections),
+        absl::StrCat("XADD AOF ", aof, " c=", o.connections, " P=", o.pipeline)));
   }
 
   out << "\n" << std::flush;
@@ -491,6 +529,10 @@ absl::Status HttpBench::RunAll(const HttpOptions& o, std::ostream& out,
           : misses == 0    ? std::string("All targets met.")
                            : absl::StrCat(misses, " target(s) missed."))
       << " Targets are printed, not asserted.\n";
+  if (o.rounds > 1) {
+    out << "each figure is the median of " << o.rounds
+        << " rounds, and each ratio the median of the per-round ratios.\n";
+  }
   if (!commands.empty()) {
     out << "redis commands:\n";
     for (const std::string& c : commands) out << "  " << c << "\n";

@@ -199,11 +199,6 @@ Config DurableConfig(const std::string& path, absl::string_view sync) {
   return Config{{"store", "leveldb"}, {"store.path", path}, {"sync", std::string(sync)}};
 }
 
-double Median(std::vector<double> values) {
-  std::sort(values.begin(), values.end());
-  return values[values.size() / 2];
-}
-
 // ---------------------------------------------------------------- events
 
 // The generated events of the write, sync and replay cases. Event i goes to

@@ -96,9 +96,13 @@ void ExpectExactSeam(EventBus& bus, SubscribeOptions options, uint64_t start_aft
   ASSERT_EQ(publishers.failures(), 0);
   ASSERT_OK_AND_ASSIGN(StreamInfo info, bus.replayer()->Bounds(stream));
 
-  ReadResult rest = ReadThrough(*follower, info.last_sequence);
-  ASSERT_OK(rest.status);
-  received.insert(received.end(), rest.all.begin(), rest.all.end());
+  // Only when something is left: ReadThrough on a follower that has already
+  // delivered the last event would wait kWait for nothing.
+  if (received.empty() || received.back()->sequence < info.last_sequence) {
+    ReadResult rest = ReadThrough(*follower, info.last_sequence);
+    ASSERT_OK(rest.status);
+    received.insert(received.end(), rest.all.begin(), rest.all.end());
+  }
   EXPECT_EQ(Sequences(received), Range(start_after + 1, info.last_sequence))
       << "the follower must see every later event exactly once, in order";
 }

@@ -24,8 +24,13 @@
 namespace keel {
 
 // Members are destroyed in reverse order: the database before the Env, the
-// cache and the filter policy it uses.
+// cache and the filter policy it uses. The Env's background thread, which
+// may rotate the database's log, stops first.
 struct LevelDbStore::Handle {
+  ~Handle() {
+    if (env != nullptr) env->StopMaking();
+  }
+
   std::string path;
   std::unique_ptr<PreallocatedLogEnv> env;  // Null: LevelDB's default Env.
   std::unique_ptr<const leveldb::FilterPolicy> filter_policy;
@@ -214,6 +219,14 @@ absl::StatusOr<std::unique_ptr<LevelDbStore>> LevelDbStore::Open(const Config& c
   leveldb::Status status = leveldb::DB::Open(options, settings.path, &db);
   if (!status.ok()) return FromLevelDb(status, settings.path);
   handle->db.reset(db);
+  if (handle->env != nullptr) {
+    // Compacting a key range flushes the memtable first, which starts a new
+    // log; no Keel key falls in this one, so nothing else is compacted.
+    handle->env->SetLogRotator([db] {
+      const leveldb::Slice nothing("\0", 1);
+      db->CompactRange(&nothing, &nothing);
+    });
+  }
   return std::unique_ptr<LevelDbStore>(new LevelDbStore(std::move(handle)));
 }
 

@@ -8,6 +8,7 @@
 #include <atomic>
 #include <cerrno>
 #include <cstring>
+#include <functional>
 #include <thread>
 #include <utility>
 #include <vector>
@@ -27,6 +28,9 @@ namespace {
 constexpr size_t kBufferBytes = size_t{64} << 10;
 // The spare is zero-filled in chunks of this size.
 constexpr size_t kZeroChunkBytes = size_t{1} << 20;
+// A log created without a spare asks for one once this much is written, so
+// that databases which never write this much (tests) never make one.
+constexpr uint64_t kPlainLogAskBytes = uint64_t{1} << 20;
 
 leveldb::Status ErrnoError(const std::string& context, int error) {
   return leveldb::Status::IOError(context, std::strerror(error));
@@ -57,12 +61,15 @@ leveldb::Status SyncDirectory(const std::string& directory) {
   return status;
 }
 
-// A log file whose blocks may already exist: records are written at the
-// running offset rather than appended, so Sync() is an fdatasync() of data
-// only while the log stays within its preallocation.
+// A log file, new and empty or a zero-filled spare: records are written at
+// the running offset rather than appended, so in a spare Sync() is an
+// fdatasync() of data only while the log stays within its preallocation.
+// Once `half` bytes are written, calls `on_half` (once), so that the next
+// log's spare is made while this one fills.
 class PreallocatedLogFile final : public leveldb::WritableFile {
  public:
-  PreallocatedLogFile(std::string name, int fd) : name_(std::move(name)), fd_(fd) {}
+  PreallocatedLogFile(std::string name, int fd, uint64_t half, std::function<void()> on_half)
+      : name_(std::move(name)), fd_(fd), half_(half), on_half_(std::move(on_half)) {}
   ~PreallocatedLogFile() override {
     if (fd_ >= 0) Close();
   }
@@ -99,12 +106,19 @@ class PreallocatedLogFile final : public leveldb::WritableFile {
  private:
   leveldb::Status Write(const char* data, size_t size) {
     leveldb::Status status = WriteAt(fd_, name_, data, size, offset_);
-    if (status.ok()) offset_ += size;
+    if (!status.ok()) return status;
+    offset_ += size;
+    if (offset_ >= half_ && on_half_) {
+      on_half_();
+      on_half_ = nullptr;
+    }
     return status;
   }
 
   const std::string name_;
   int fd_;
+  const uint64_t half_;
+  std::function<void()> on_half_;  // Null once called.
   uint64_t offset_ = 0;
   std::string buffer_;
 };
@@ -120,36 +134,49 @@ PreallocatedLogEnv::PreallocatedLogEnv(leveldb::Env* base, std::string directory
       making_path_(absl::StrCat(spare_path_, ".tmp")),
       maker_([this] { RunMaker(); }) {}
 
-PreallocatedLogEnv::~PreallocatedLogEnv() {
+PreallocatedLogEnv::~PreallocatedLogEnv() { StopMaking(); }
+
+void PreallocatedLogEnv::StopMaking() {
   {
     MutexLock lock(&mu_);
     stopping_ = true;
     wake_.SignalAll();
   }
-  maker_.join();
+  if (maker_.joinable()) maker_.join();
+}
+
+void PreallocatedLogEnv::SetLogRotator(std::function<void()> rotate) {
+  MutexLock lock(&mu_);
+  rotate_ = std::move(rotate);
 }
 
 void PreallocatedLogEnv::StartPreallocating() {
   if (started_.load(std::memory_order_relaxed)) return;
   MutexLock lock(&mu_);
   started_ = true;
-  spare_wanted_ = true;
   wake_.SignalAll();
 }
 
 leveldb::Status PreallocatedLogEnv::NewWritableFile(const std::string& name,
                                                     leveldb::WritableFile** result) {
-  if (!IsLogFile(name) || !TakeSpare(name)) return target()->NewWritableFile(name, result);
-  // The name must be durable before a record in it is acknowledged: a synced
-  // write no longer commits file metadata.
-  leveldb::Status status = SyncDirectory(directory_);
-  int fd = status.ok() ? ::open(name.c_str(), O_WRONLY | O_CLOEXEC) : -1;
-  if (status.ok() && fd < 0) status = ErrnoError(name, errno);
-  if (!status.ok()) {
-    *result = nullptr;
-    return status;
+  *result = nullptr;
+  if (!IsLogFile(name)) return target()->NewWritableFile(name, result);
+  int fd = -1;
+  const bool preallocated = TakeSpare(name);
+  if (preallocated) {
+    // The name must be durable before a record in it is acknowledged: a
+    // synced write no longer commits file metadata.
+    leveldb::Status status = SyncDirectory(directory_);
+    if (!status.ok()) return status;
+    fd = ::open(name.c_str(), O_WRONLY | O_CLOEXEC);
+  } else {
+    fd = ::open(name.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
   }
-  *result = new PreallocatedLogFile(name, fd);
+  if (fd < 0) return ErrnoError(name, errno);
+  // A plain log asks early: the spare then replaces it (see RunMaker).
+  const uint64_t ask_at =
+      preallocated ? log_bytes_ / 2 : std::min(kPlainLogAskBytes, log_bytes_ / 2);
+  *result = new PreallocatedLogFile(name, fd, ask_at, [this] { WantSpare(); });
   return leveldb::Status::OK();
 }
 
@@ -166,9 +193,8 @@ bool PreallocatedLogEnv::IsLogFile(const std::string& name) const {
   return true;
 }
 
-// Renames the spare to `name` if one is ready, and asks for the next one once
-// preallocating has started. The first call, made once LevelDB holds the
-// directory's lock, looks for the spare a previous run left.
+// Renames the spare to `name` if one is ready. The first call, made once
+// LevelDB holds the directory's lock, looks for the spare a previous run left.
 bool PreallocatedLogEnv::TakeSpare(const std::string& name) {
   MutexLock lock(&mu_);
   if (!looked_for_previous_spare_) {
@@ -179,17 +205,24 @@ bool PreallocatedLogEnv::TakeSpare(const std::string& name) {
   }
   bool taken = spare_ready_ && ::rename(spare_path_.c_str(), name.c_str()) == 0;
   spare_ready_ = false;
-  spare_wanted_ = started_;
-  wake_.SignalAll();
+  spare_wanted_ = false;  // Until the new log asks.
+  log_preallocated_ = taken;
   return taken;
 }
 
-// Keeps one spare ready. After a failure, waits until a log is created
-// without one before trying again, rather than retrying in a loop.
+void PreallocatedLogEnv::WantSpare() {
+  MutexLock lock(&mu_);
+  spare_wanted_ = true;
+  wake_.SignalAll();
+}
+
+// Makes a spare whenever the current log is half full, once preallocating
+// has started. After a failure, waits for the next log to be half full
+// rather than retrying in a loop.
 void PreallocatedLogEnv::RunMaker() {
   MutexLock lock(&mu_);
   while (true) {
-    while (!stopping_ && !(spare_wanted_ && !spare_ready_)) wake_.Wait(&mu_);
+    while (!stopping_ && !(started_ && spare_wanted_ && !spare_ready_)) wake_.Wait(&mu_);
     if (stopping_) return;
     spare_wanted_ = false;
     mu_.Unlock();
@@ -197,6 +230,15 @@ void PreallocatedLogEnv::RunMaker() {
     mu_.Lock();
     if (status.ok()) {
       spare_ready_ = true;
+      if (!log_preallocated_ && rotate_ && !stopping_) {
+        // The current log was created plain (a fresh database, or the spare
+        // was late): move to the spare now rather than after a whole log of
+        // slower syncs. Without the lock: rotating creates a log.
+        std::function<void()> rotate = rotate_;
+        mu_.Unlock();
+        rotate();
+        mu_.Lock();
+      }
     } else if (!stopping_) {
       Logger::Default()->Warn(absl::StrCat("leveldb store '", directory_,
                                            "': cannot preallocate the next log, so its ",

@@ -7,18 +7,21 @@
 // measured on an idle 8 KiB sync fell from ~340 to ~260 µs, and a durable
 // publish with sync=always waits for about two of them.
 //
-// How: once StartPreallocating() is called (the store calls it at its first
+// How: every log is written by this Env, at a running offset. Once
+// StartPreallocating() has been called (the store calls it at its first
 // synced write: unsynced writes gain nothing and would only pay for writing
-// each log twice), a background thread keeps one spare log, zero-filled and
-// synced, in the database directory under kSpareLogName. When LevelDB
-// creates a log file ("NNNNNN.log"), the spare is renamed to that name (and
-// the directory synced, so that the name is durable before any record is
-// acknowledged), and the thread starts the next spare. A spare that a
-// previous run left is used as well. LevelDB's log reader skips a
-// zero-filled tail without reporting corruption (record type 0 is reserved
-// for preallocated regions), so recovery reads exactly the records written.
-// When no spare is ready, or a log outgrows its preallocation, the log is
-// appended to as usual: slower syncs, never a different result.
+// each log twice) and the current log is half full, a background thread
+// makes a spare log, zero-filled and synced, in the database directory
+// under kSpareLogName (a log created without a spare asks once 1 MiB is
+// written, and is then replaced at once through the rotator the store sets).
+// The next log LevelDB creates ("NNNNNN.log") is that spare, renamed (and the directory synced, so that the name is durable
+// before any record is acknowledged). A spare that a previous run left is
+// used as well. Small databases, such as those of tests, never make one.
+// LevelDB's log reader skips a zero-filled tail without reporting corruption
+// (record type 0 is reserved for preallocated regions), so recovery reads
+// exactly the records written. When no spare is ready, or a log outgrows its
+// preallocation, the log is appended to as usual: slower syncs, never a
+// different result.
 //
 // Every other file, and every other operation, goes to the wrapped Env.
 //
@@ -28,6 +31,7 @@
 
 #include <atomic>
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <thread>
 
@@ -52,12 +56,21 @@ class PreallocatedLogEnv final : public leveldb::EnvWrapper {
   // Starts keeping a spare log ready. Cheap after the first call.
   void StartPreallocating();
 
+  // Called on the background thread, without locks held, to make LevelDB
+  // start a new log when a spare is ready while the current log is not
+  // preallocated. The database must stay open until StopMaking() returns.
+  void SetLogRotator(std::function<void()> rotate);
+  // Stops the background thread (waiting for a rotation in progress). Call
+  // it before closing the database; the destructor calls it too.
+  void StopMaking();
+
   leveldb::Status NewWritableFile(const std::string& name,
                                   leveldb::WritableFile** result) override;
 
  private:
   bool IsLogFile(const std::string& name) const;
   bool TakeSpare(const std::string& name);
+  void WantSpare();
   void RunMaker();
   leveldb::Status MakeSpare();
 
@@ -71,8 +84,10 @@ class PreallocatedLogEnv final : public leveldb::EnvWrapper {
   std::atomic<bool> started_ = false;   // Read without the lock to skip it.
   std::atomic<bool> stopping_ = false;  // Read without the lock by MakeSpare.
   bool spare_ready_ ABSL_GUARDED_BY(mu_) = false;
-  bool spare_wanted_ ABSL_GUARDED_BY(mu_) = false;
+  bool spare_wanted_ ABSL_GUARDED_BY(mu_) = false;  // The current log is half full.
   bool looked_for_previous_spare_ ABSL_GUARDED_BY(mu_) = false;
+  bool log_preallocated_ ABSL_GUARDED_BY(mu_) = false;  // The current log was a spare.
+  std::function<void()> rotate_ ABSL_GUARDED_BY(mu_);
   std::thread maker_;  // Last: starts once the members above exist.
 };
 

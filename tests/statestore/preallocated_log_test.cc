@@ -23,31 +23,49 @@ namespace {
 
 namespace fs = std::filesystem;
 
-// 4 MiB, LevelDbStore's default write buffer, plus the eighth it adds.
-constexpr uint64_t kDefaultPreallocation = (uint64_t{4} << 20) + (uint64_t{4} << 20) / 8;
-constexpr char kPrepared[] = "prepared";
+// The write buffer of these tests, and the log size it gives: an eighth more.
+constexpr char kWriteBuffer[] = "1048576";
+constexpr uint64_t kPreallocation = (uint64_t{1} << 20) + (uint64_t{1} << 20) / 8;
 
 class PreallocatedLogTest : public ::testing::Test {
  protected:
   Config ConfigFor(const std::string& name) {
     Config config;
     config.Set("path", dir_.Sub(name));
+    config.Set("write_buffer_bytes", kWriteBuffer);
     return config;
   }
 
-  // Opens the database, makes the synced write that starts preallocation and
-  // closes it once the spare log is ready, so that the next open starts in a
-  // preallocated log.
-  void PrepareSpare(const Config& config) {
-    ASSERT_OK_AND_ASSIGN(auto store, OpenStore("leveldb", config));
-    PutSynced(*store, kPrepared, "1");
-    fs::path spare = fs::path(config.GetString("path", "")) / kSpareLogName;
-    for (int i = 0; i < 6000 && !fs::exists(spare); ++i) {
+  // Waits (bounded) for the background thread to do what `done` checks.
+  template <typename Done>
+  static void WaitUntil(Done done) {
+    for (int i = 0; i < 6000 && !done(); ++i) {
       std::this_thread::sleep_for(std::chrono::milliseconds(10));
     }
+  }
+
+  bool InPreallocatedLog(const Config& config) {
+    return LogSizes(config.GetString("path", "")) == std::vector{kPreallocation};
+  }
+
+  // Leaves a spare log for the next open, so that it starts in a
+  // preallocated log: a synced write filling over half of the first, plain
+  // log moves the database to a preallocated one, and filling half of that
+  // makes the next spare.
+  void PrepareSpare(const Config& config) {
+    ASSERT_OK_AND_ASSIGN(auto store, OpenStore("leveldb", config));
+    PutSynced(*store, "prepared1", Filler());
+    WaitUntil([&] { return InPreallocatedLog(config); });
+    ASSERT_TRUE(InPreallocatedLog(config)) << "the first log was not replaced";
+    PutSynced(*store, "prepared2", Filler());
+    fs::path spare = fs::path(config.GetString("path", "")) / kSpareLogName;
+    WaitUntil([&] { return fs::exists(spare); });
     ASSERT_TRUE(fs::exists(spare)) << "no spare log was made";
     ASSERT_OK(store->Close());
   }
+
+  // A value that fills over half of a log.
+  static std::string Filler() { return std::string(kPreallocation / 2 + 1, 'f'); }
 
   // What a crash leaves: the files as they are while the database is open.
   // A spare being made may be renamed meanwhile; whether it is copied does
@@ -100,22 +118,41 @@ TEST_F(PreallocatedLogTest, SyncedWritesInAPreallocatedLogSurviveACrash) {
   for (int i = 0; i < kKeys; ++i) PutSynced(*store, absl::StrCat("key", i), absl::StrCat("v", i));
   std::string image = CrashImage(config);
   // The records sit at the front of a zero-filled log, not at its end.
-  EXPECT_THAT(LogSizes(image), ::testing::ElementsAre(kDefaultPreallocation));
+  EXPECT_THAT(LogSizes(image), ::testing::ElementsAre(kPreallocation));
 
   Config recovered;
   recovered.Set("path", image);
   ASSERT_OK_AND_ASSIGN(auto reopened, OpenStore("leveldb", recovered));
   for (int i = 0; i < kKeys; ++i) ExpectValue(*reopened, absl::StrCat("key", i), absl::StrCat("v", i));
-  ExpectValue(*reopened, kPrepared, "1");
-  EXPECT_EQ(CountKeys(*reopened), kKeys + 1);
+  ExpectValue(*reopened, "prepared1", Filler());
+  ExpectValue(*reopened, "prepared2", Filler());
+  EXPECT_EQ(CountKeys(*reopened), kKeys + 2);
+}
+
+TEST_F(PreallocatedLogTest, AFreshDatabaseMovesToAPreallocatedLogAndKeepsEveryWrite) {
+  Config config = ConfigFor("db");
+  ASSERT_OK_AND_ASSIGN(auto store, OpenStore("leveldb", config));
+  // Fills over half of the first, plain log with a synced write: a spare is
+  // made and the database moves to it without waiting for the log to fill.
+  PutSynced(*store, "filler", Filler());
+  WaitUntil([&] { return InPreallocatedLog(config); });
+  ASSERT_TRUE(InPreallocatedLog(config));
+  for (int i = 0; i < 100; ++i) PutSynced(*store, absl::StrCat("key", i), absl::StrCat("v", i));
+  std::string image = CrashImage(config);
+
+  Config recovered;
+  recovered.Set("path", image);
+  ASSERT_OK_AND_ASSIGN(auto reopened, OpenStore("leveldb", recovered));
+  ExpectValue(*reopened, "filler", Filler());
+  for (int i = 0; i < 100; ++i) ExpectValue(*reopened, absl::StrCat("key", i), absl::StrCat("v", i));
+  EXPECT_EQ(CountKeys(*reopened), 101);
 }
 
 TEST_F(PreallocatedLogTest, WritesLargerThanThePreallocationAreKeptWhole) {
   Config config = ConfigFor("db");
-  config.Set("write_buffer_bytes", "65536");  // Logs of 72 KiB.
   PrepareSpare(config);
   ASSERT_OK_AND_ASSIGN(auto store, OpenStore("leveldb", config));
-  const std::string big(300 << 10, 'b');
+  const std::string big(kPreallocation + (kPreallocation / 2), 'b');
   PutSynced(*store, "big", big);
   // The memtable is now over its limit: these go to later logs, preallocated
   // or not, depending on whether the next spare is ready yet.
@@ -127,7 +164,7 @@ TEST_F(PreallocatedLogTest, WritesLargerThanThePreallocationAreKeptWhole) {
   ASSERT_OK_AND_ASSIGN(auto reopened, OpenStore("leveldb", recovered));
   ExpectValue(*reopened, "big", big);
   for (int i = 0; i < 50; ++i) ExpectValue(*reopened, absl::StrCat("small", i), std::string(4096, 's'));
-  EXPECT_EQ(CountKeys(*reopened), 52);
+  EXPECT_EQ(CountKeys(*reopened), 53);
 }
 
 TEST_F(PreallocatedLogTest, PreallocateLogFalseAppendsToPlainLogs) {

@@ -38,15 +38,22 @@ absl::StatusOr<std::unique_ptr<PolicyRegistry>> PolicyRegistry::Open(MetadataSto
 
 absl::Status PolicyRegistry::Declare(absl::string_view stream, const StreamPolicy& policy) {
   KEEL_RETURN_IF_ERROR(ValidateStreamName(stream));
-  MutexLock lock(&mu_);
-  if (auto it = declared_.find(stream); it != declared_.end()) {
-    if (it->second == policy) return absl::OkStatus();
-    return ResourceDrift(absl::StrCat(
-        "stream '", stream, "' is declared with different settings: ",
-        absl::StrJoin(DifferingFields(it->second, policy), ", "), " (declared: ",
-        it->second.ToString(), ")"));
+  // Declarations run one at a time, so the check below still holds when the
+  // record is written; mu_ is not held across the (synced) write, so
+  // PolicyOf, which every publish calls, never waits for the disk.
+  MutexLock declaring(&declare_mu_);
+  {
+    ReaderMutexLock lock(&mu_);
+    if (const StreamPolicy* declared = DeclaredLocked(stream)) {
+      if (*declared == policy) return absl::OkStatus();
+      return ResourceDrift(absl::StrCat(
+          "stream '", stream, "' is declared with different settings: ",
+          absl::StrJoin(DifferingFields(*declared, policy), ", "), " (declared: ",
+          declared->ToString(), ")"));
+    }
   }
   KEEL_RETURN_IF_ERROR(store_.Put(absl::StrCat(kPrefix, stream), policy.ToString()));
+  MutexLock lock(&mu_);
   declared_.emplace(std::string(stream), policy);
   return absl::OkStatus();
 }

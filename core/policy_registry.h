@@ -8,7 +8,8 @@
 // partition count); for "<s>.dlq", the dead-letter retention of <s>'s
 // policy; else the bus default.
 //
-// Thread safety: all methods are safe to call concurrently.
+// Thread safety: all methods are safe to call concurrently. PolicyOf and
+// Declarations never wait for a declaration's store write.
 #ifndef KEEL_CORE_POLICY_REGISTRY_H_
 #define KEEL_CORE_POLICY_REGISTRY_H_
 
@@ -50,6 +51,7 @@ class PolicyRegistry {
 
   MetadataStore& store_;
   const StreamPolicy defaults_;
+  Mutex declare_mu_ ABSL_ACQUIRED_BEFORE(mu_);  // Held through a whole Declare.
   mutable Mutex mu_;
   std::map<std::string, StreamPolicy, std::less<>> declared_ ABSL_GUARDED_BY(mu_);
 };

@@ -210,7 +210,11 @@ absl::StatusOr<std::unique_ptr<LevelDbStore>> LevelDbStore::Open(const Config& c
     std::error_code ignored;
     std::filesystem::create_directories(settings.path, ignored);
   }
-  if (settings.preallocate_log) {
+  if (!settings.preallocate_log) {
+    // A spare an earlier run left would otherwise stay on disk for good.
+    std::error_code ignored;
+    std::filesystem::remove(std::filesystem::path(settings.path) / kSpareLogName, ignored);
+  } else {
     handle->env = std::make_unique<PreallocatedLogEnv>(leveldb::Env::Default(), settings.path,
                                                        PreallocatedLogBytes(settings));
     options.env = handle->env.get();
@@ -265,7 +269,7 @@ absl::Status LevelDbStore::Write(const WriteBatch& batch, const WriteOptions& op
   }
   leveldb::WriteOptions write_options;
   write_options.sync = options.sync;
-  if (options.sync && handle->env != nullptr) handle->env->StartPreallocating();
+  if (options.sync && handle->env != nullptr) handle->env->NoteSyncedWrite();
   return FromLevelDb(handle->db->Write(write_options, &updates), handle->path);
 }
 

@@ -31,6 +31,11 @@ constexpr size_t kZeroChunkBytes = size_t{1} << 20;
 // A log created without a spare asks for one once this much is written, so
 // that databases which never write this much (tests) never make one.
 constexpr uint64_t kPlainLogAskBytes = uint64_t{1} << 20;
+// A log's spare is made only once that log has carried this many synced
+// writes: a store that syncs only now and then (at creation and close, as
+// the durable driver does with sync=none) gains nothing from one and would
+// pay for writing every log twice.
+constexpr int kSyncedWritesPerLog = 16;
 
 leveldb::Status ErrnoError(const std::string& context, int error) {
   return leveldb::Status::IOError(context, std::strerror(error));
@@ -150,10 +155,9 @@ void PreallocatedLogEnv::SetLogRotator(std::function<void()> rotate) {
   rotate_ = std::move(rotate);
 }
 
-void PreallocatedLogEnv::StartPreallocating() {
-  if (started_.load(std::memory_order_relaxed)) return;
+void PreallocatedLogEnv::NoteSyncedWrite() {
+  if (synced_in_log_.fetch_add(1, std::memory_order_relaxed) + 1 != kSyncedWritesPerLog) return;
   MutexLock lock(&mu_);
-  started_ = true;
   wake_.SignalAll();
 }
 
@@ -173,9 +177,11 @@ leveldb::Status PreallocatedLogEnv::NewWritableFile(const std::string& name,
     fd = ::open(name.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
   }
   if (fd < 0) return ErrnoError(name, errno);
-  // A plain log asks early: the spare then replaces it (see RunMaker).
+  // A quarter, not a half: a log of small records can end (the memtable
+  // holding them is full) before it is half written. A plain log asks
+  // early; for the first log, the spare then replaces it (see RunMaker).
   const uint64_t ask_at =
-      preallocated ? log_bytes_ / 2 : std::min(kPlainLogAskBytes, log_bytes_ / 2);
+      preallocated ? log_bytes_ / 4 : std::min(kPlainLogAskBytes, log_bytes_ / 4);
   *result = new PreallocatedLogFile(name, fd, ask_at, [this] { WantSpare(); });
   return leveldb::Status::OK();
 }
@@ -194,18 +200,22 @@ bool PreallocatedLogEnv::IsLogFile(const std::string& name) const {
 }
 
 // Renames the spare to `name` if one is ready. The first call, made once
-// LevelDB holds the directory's lock, looks for the spare a previous run left.
+// LevelDB holds the directory's lock, looks for the spare a previous run left
+// and removes one of another size (write_buffer_bytes changed).
 bool PreallocatedLogEnv::TakeSpare(const std::string& name) {
   MutexLock lock(&mu_);
-  if (!looked_for_previous_spare_) {
-    looked_for_previous_spare_ = true;
+  if (logs_created_ == 0) {
     struct stat info;
-    spare_ready_ = ::stat(spare_path_.c_str(), &info) == 0 &&
-                   static_cast<uint64_t>(info.st_size) == log_bytes_;
+    if (::stat(spare_path_.c_str(), &info) == 0) {
+      spare_ready_ = static_cast<uint64_t>(info.st_size) == log_bytes_;
+      if (!spare_ready_) ::unlink(spare_path_.c_str());
+    }
   }
+  ++logs_created_;
   bool taken = spare_ready_ && ::rename(spare_path_.c_str(), name.c_str()) == 0;
   spare_ready_ = false;
   spare_wanted_ = false;  // Until the new log asks.
+  synced_in_log_.store(0, std::memory_order_relaxed);
   log_preallocated_ = taken;
   return taken;
 }
@@ -216,13 +226,17 @@ void PreallocatedLogEnv::WantSpare() {
   wake_.SignalAll();
 }
 
-// Makes a spare whenever the current log is half full, once preallocating
-// has started. After a failure, waits for the next log to be half full
-// rather than retrying in a loop.
+// Makes a spare once the current log has asked for one and carried enough
+// synced writes. After a failure, waits for the next log to ask rather than
+// retrying in a loop.
 void PreallocatedLogEnv::RunMaker() {
   MutexLock lock(&mu_);
+  auto wanted = [this]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
+    return spare_wanted_ && !spare_ready_ &&
+           synced_in_log_.load(std::memory_order_relaxed) >= kSyncedWritesPerLog;
+  };
   while (true) {
-    while (!stopping_ && !(started_ && spare_wanted_ && !spare_ready_)) wake_.Wait(&mu_);
+    while (!stopping_ && !wanted()) wake_.Wait(&mu_);
     if (stopping_) return;
     spare_wanted_ = false;
     mu_.Unlock();
@@ -230,10 +244,13 @@ void PreallocatedLogEnv::RunMaker() {
     mu_.Lock();
     if (status.ok()) {
       spare_ready_ = true;
-      if (!log_preallocated_ && rotate_ && !stopping_) {
-        // The current log was created plain (a fresh database, or the spare
-        // was late): move to the spare now rather than after a whole log of
-        // slower syncs. Without the lock: rotating creates a log.
+      if (logs_created_ == 1 && !log_preallocated_ && rotate_ && !stopping_) {
+        // The first log was created plain (a fresh database): move to the
+        // spare now rather than after a whole log of slower syncs. Only the
+        // first: a later plain log (its spare was late) may start while the
+        // previous memtable is still being flushed, and rotating then would
+        // hold every writer until that flush ends. Without the lock:
+        // rotating creates a log.
         std::function<void()> rotate = rotate_;
         mu_.Unlock();
         rotate();
@@ -253,7 +270,12 @@ leveldb::Status PreallocatedLogEnv::MakeSpare() {
   int fd = ::open(making_path_.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
   if (fd < 0) return ErrnoError(making_path_, errno);
   static const std::vector<char> kZeros(kZeroChunkBytes, '\0');
+  // Reserves the space first, so a full disk fails here rather than after
+  // writing zeros into the space LevelDB's compactions need.
   leveldb::Status status;
+  if (int error = ::posix_fallocate(fd, 0, static_cast<off_t>(log_bytes_)); error != 0) {
+    status = ErrnoError(making_path_, error);
+  }
   for (uint64_t offset = 0; status.ok() && offset < log_bytes_; offset += kZeroChunkBytes) {
     if (stopping_.load(std::memory_order_relaxed)) {
       status = leveldb::Status::IOError(making_path_, "stopped");

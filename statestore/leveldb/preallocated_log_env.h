@@ -7,19 +7,27 @@
 // measured on an idle 8 KiB sync fell from ~340 to ~260 µs, and a durable
 // publish with sync=always waits for about two of them.
 //
-// How: every log is written by this Env, at a running offset. Once
-// StartPreallocating() has been called (the store calls it at its first
-// synced write: unsynced writes gain nothing and would only pay for writing
-// each log twice) and the current log is half full, a background thread
-// makes a spare log, zero-filled and synced, in the database directory
-// under kSpareLogName (a log created without a spare asks once 1 MiB is
-// written, and is then replaced at once through the rotator the store sets).
-// The next log LevelDB creates ("NNNNNN.log") is that spare, renamed (and the directory synced, so that the name is durable
-// before any record is acknowledged). A spare that a previous run left is
-// used as well. Small databases, such as those of tests, never make one.
-// LevelDB's log reader skips a zero-filled tail without reporting corruption
-// (record type 0 is reserved for preallocated regions), so recovery reads
-// exactly the records written. When no spare is ready, or a log outgrows its
+// How: every log is written by this Env, at a running offset. A background
+// thread makes a spare log, zero-filled and synced, in the database
+// directory under kSpareLogName once the current log is a quarter full (1
+// MiB for a log that was not itself a spare) and has carried 16 synced
+// writes (the store reports them through NoteSyncedWrite): a store that
+// syncs only now and then gains nothing and would pay for writing each log
+// twice, and a small database, such as a test's, never makes one. The next
+// log LevelDB creates ("NNNNNN.log") is that spare, renamed, and the
+// directory is synced (under LevelDB's mutex, once per log) so that the name
+// is durable before any record is acknowledged. A spare that a previous run
+// left is used when it has the right size and removed otherwise. The first
+// log after open, created plain, is replaced at once through the rotator the
+// store sets, so a fresh database does not run a whole log of slower syncs.
+//
+// Reading: LevelDB's log reader skips a zero-filled tail without reporting
+// anything (record type 0 is reserved for preallocated regions). A record
+// torn by a crash is followed by zeros rather than by the end of the file,
+// so LevelDB reports it as a dropped record in its LOG and skips it, as it
+// does a torn tail (the store does not set paranoid_checks, which would fail
+// the open instead). Either way recovery reads exactly the records whose
+// writes completed. When no spare is ready, or a log outgrows its
 // preallocation, the log is appended to as usual: slower syncs, never a
 // different result.
 //
@@ -53,15 +61,18 @@ class PreallocatedLogEnv final : public leveldb::EnvWrapper {
   PreallocatedLogEnv(leveldb::Env* base, std::string directory, uint64_t log_bytes);
   ~PreallocatedLogEnv() override;  // Stops making a spare; keeps a made one.
 
-  // Starts keeping a spare log ready. Cheap after the first call.
-  void StartPreallocating();
+  // Counts a synced write: a log's spare is made only once the log has
+  // carried kSyncedWritesPerLog (16) of them. Cheap (one atomic add).
+  void NoteSyncedWrite();
 
   // Called on the background thread, without locks held, to make LevelDB
-  // start a new log when a spare is ready while the current log is not
-  // preallocated. The database must stay open until StopMaking() returns.
+  // start a new log when a spare is ready while the first log since open is
+  // still the current one and is not preallocated. The database must stay
+  // open until StopMaking() returns.
   void SetLogRotator(std::function<void()> rotate);
-  // Stops the background thread (waiting for a rotation in progress). Call
-  // it before closing the database; the destructor calls it too.
+  // Stops the background thread, waiting for a rotation in progress (which
+  // flushes a small memtable). Call it before closing the database; the
+  // destructor calls it too.
   void StopMaking();
 
   leveldb::Status NewWritableFile(const std::string& name,
@@ -81,11 +92,11 @@ class PreallocatedLogEnv final : public leveldb::EnvWrapper {
 
   Mutex mu_;
   CondVar wake_;
-  std::atomic<bool> started_ = false;   // Read without the lock to skip it.
+  std::atomic<int> synced_in_log_ = 0;  // Synced writes since the current log began.
   std::atomic<bool> stopping_ = false;  // Read without the lock by MakeSpare.
   bool spare_ready_ ABSL_GUARDED_BY(mu_) = false;
   bool spare_wanted_ ABSL_GUARDED_BY(mu_) = false;  // The current log is half full.
-  bool looked_for_previous_spare_ ABSL_GUARDED_BY(mu_) = false;
+  int logs_created_ ABSL_GUARDED_BY(mu_) = 0;
   bool log_preallocated_ ABSL_GUARDED_BY(mu_) = false;  // The current log was a spare.
   std::function<void()> rotate_ ABSL_GUARDED_BY(mu_);
   std::thread maker_;  // Last: starts once the members above exist.

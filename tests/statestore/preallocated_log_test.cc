@@ -7,6 +7,8 @@
 #include <chrono>
 #include <cstdint>
 #include <filesystem>
+#include <fstream>
+#include <iterator>
 #include <string>
 #include <thread>
 #include <vector>
@@ -26,6 +28,10 @@ namespace fs = std::filesystem;
 // The write buffer of these tests, and the log size it gives: an eighth more.
 constexpr char kWriteBuffer[] = "1048576";
 constexpr uint64_t kPreallocation = (uint64_t{1} << 20) + (uint64_t{1} << 20) / 8;
+// A log's spare is made once the log carried 16 synced writes.
+constexpr int kSyncedWritesPerFill = 16;
+// Keys a FillSynced writes.
+constexpr int kKeysPerFill = 1 + kSyncedWritesPerFill;
 
 class PreallocatedLogTest : public ::testing::Test {
  protected:
@@ -48,20 +54,31 @@ class PreallocatedLogTest : public ::testing::Test {
     return LogSizes(config.GetString("path", "")) == std::vector{kPreallocation};
   }
 
+  // Fills over a quarter of the current log with synced writes, enough of
+  // them for the log's spare to be made: the value `name` and
+  // kSyncedWritesPerFill small ones, "<name>-<i>".
+  static void FillSynced(StateStore& store, const std::string& name) {
+    PutSynced(store, name, Filler());
+    for (int i = 0; i < kSyncedWritesPerFill; ++i) PutSynced(store, absl::StrCat(name, "-", i), "s");
+  }
+
   // Leaves a spare log for the next open, so that it starts in a
-  // preallocated log: a synced write filling over half of the first, plain
-  // log moves the database to a preallocated one, and filling half of that
-  // makes the next spare.
+  // preallocated log: filling the first, plain log moves the database to a
+  // preallocated one, and filling that makes the next spare.
   void PrepareSpare(const Config& config) {
     ASSERT_OK_AND_ASSIGN(auto store, OpenStore("leveldb", config));
-    PutSynced(*store, "prepared1", Filler());
+    FillSynced(*store, "prepared1");
     WaitUntil([&] { return InPreallocatedLog(config); });
     ASSERT_TRUE(InPreallocatedLog(config)) << "the first log was not replaced";
-    PutSynced(*store, "prepared2", Filler());
-    fs::path spare = fs::path(config.GetString("path", "")) / kSpareLogName;
+    FillSynced(*store, "prepared2");
+    const fs::path spare = SparePath(config);
     WaitUntil([&] { return fs::exists(spare); });
     ASSERT_TRUE(fs::exists(spare)) << "no spare log was made";
     ASSERT_OK(store->Close());
+  }
+
+  static fs::path SparePath(const Config& config) {
+    return fs::path(config.GetString("path", "")) / kSpareLogName;
   }
 
   // A value that fills over half of a log.
@@ -126,15 +143,15 @@ TEST_F(PreallocatedLogTest, SyncedWritesInAPreallocatedLogSurviveACrash) {
   for (int i = 0; i < kKeys; ++i) ExpectValue(*reopened, absl::StrCat("key", i), absl::StrCat("v", i));
   ExpectValue(*reopened, "prepared1", Filler());
   ExpectValue(*reopened, "prepared2", Filler());
-  EXPECT_EQ(CountKeys(*reopened), kKeys + 2);
+  EXPECT_EQ(CountKeys(*reopened), kKeys + 2 * kKeysPerFill);
 }
 
 TEST_F(PreallocatedLogTest, AFreshDatabaseMovesToAPreallocatedLogAndKeepsEveryWrite) {
   Config config = ConfigFor("db");
   ASSERT_OK_AND_ASSIGN(auto store, OpenStore("leveldb", config));
-  // Fills over half of the first, plain log with a synced write: a spare is
-  // made and the database moves to it without waiting for the log to fill.
-  PutSynced(*store, "filler", Filler());
+  // Filling a quarter of the first, plain log with synced writes makes a
+  // spare, and the database moves to it without waiting for the log to fill.
+  FillSynced(*store, "filler");
   WaitUntil([&] { return InPreallocatedLog(config); });
   ASSERT_TRUE(InPreallocatedLog(config));
   for (int i = 0; i < 100; ++i) PutSynced(*store, absl::StrCat("key", i), absl::StrCat("v", i));
@@ -145,13 +162,14 @@ TEST_F(PreallocatedLogTest, AFreshDatabaseMovesToAPreallocatedLogAndKeepsEveryWr
   ASSERT_OK_AND_ASSIGN(auto reopened, OpenStore("leveldb", recovered));
   ExpectValue(*reopened, "filler", Filler());
   for (int i = 0; i < 100; ++i) ExpectValue(*reopened, absl::StrCat("key", i), absl::StrCat("v", i));
-  EXPECT_EQ(CountKeys(*reopened), 101);
+  EXPECT_EQ(CountKeys(*reopened), 100 + kKeysPerFill);
 }
 
 TEST_F(PreallocatedLogTest, WritesLargerThanThePreallocationAreKeptWhole) {
   Config config = ConfigFor("db");
   PrepareSpare(config);
   ASSERT_OK_AND_ASSIGN(auto store, OpenStore("leveldb", config));
+  ASSERT_TRUE(InPreallocatedLog(config));
   const std::string big(kPreallocation + (kPreallocation / 2), 'b');
   PutSynced(*store, "big", big);
   // The memtable is now over its limit: these go to later logs, preallocated
@@ -164,7 +182,7 @@ TEST_F(PreallocatedLogTest, WritesLargerThanThePreallocationAreKeptWhole) {
   ASSERT_OK_AND_ASSIGN(auto reopened, OpenStore("leveldb", recovered));
   ExpectValue(*reopened, "big", big);
   for (int i = 0; i < 50; ++i) ExpectValue(*reopened, absl::StrCat("small", i), std::string(4096, 's'));
-  EXPECT_EQ(CountKeys(*reopened), 53);
+  EXPECT_EQ(CountKeys(*reopened), 51 + 2 * kKeysPerFill);
 }
 
 TEST_F(PreallocatedLogTest, PreallocateLogFalseAppendsToPlainLogs) {
@@ -173,11 +191,54 @@ TEST_F(PreallocatedLogTest, PreallocateLogFalseAppendsToPlainLogs) {
   config.Set("preallocate_log", "false");
   ASSERT_OK_AND_ASSIGN(auto store, OpenStore("leveldb", config));
   PutSynced(*store, "k", "v");
-  // The spare left by the first run is not used: the log holds one record.
+  // The spare left by the first run is not used (the log holds one record)
+  // and not kept.
   EXPECT_THAT(LogSizes(dir_.Sub("db")), ::testing::ElementsAre(::testing::Lt(4096)));
+  EXPECT_FALSE(fs::exists(SparePath(config)));
   ASSERT_OK(store->Close());
   ASSERT_OK_AND_ASSIGN(store, OpenStore("leveldb", config));
   ExpectValue(*store, "k", "v");
+}
+
+TEST_F(PreallocatedLogTest, ASpareOfAnotherSizeIsRemovedNotUsed) {
+  Config config = ConfigFor("db");
+  PrepareSpare(config);
+  config.Set("write_buffer_bytes", "2097152");  // Logs of 2.25 MiB from now on.
+  ASSERT_OK_AND_ASSIGN(auto store, OpenStore("leveldb", config));
+  PutSynced(*store, "k", "v");
+  EXPECT_THAT(LogSizes(dir_.Sub("db")), ::testing::ElementsAre(::testing::Lt(4096)));
+  EXPECT_FALSE(fs::exists(SparePath(config)));
+  ExpectValue(*store, "k", "v");
+}
+
+TEST_F(PreallocatedLogTest, ATornRecordBeforeTheZeroTailLosesOnlyThatRecord) {
+  Config config = ConfigFor("db");
+  PrepareSpare(config);
+  ASSERT_OK_AND_ASSIGN(auto store, OpenStore("leveldb", config));
+  for (int i = 0; i < 20; ++i) PutSynced(*store, absl::StrCat("key", i), absl::StrCat("v", i));
+  std::string image = CrashImage(config);
+  // What a crash in the middle of an unsynced write can leave after the last
+  // record: a header whose checksum does not match, part of its payload,
+  // then the zeros.
+  std::vector<uint64_t> sizes = LogSizes(image);
+  ASSERT_THAT(sizes, ::testing::ElementsAre(kPreallocation));
+  fs::path log;
+  for (const fs::directory_entry& entry : fs::directory_iterator(image)) {
+    if (entry.path().extension() == ".log") log = entry.path();
+  }
+  std::fstream file(log, std::ios::in | std::ios::out | std::ios::binary);
+  std::string contents((std::istreambuf_iterator<char>(file)), std::istreambuf_iterator<char>());
+  const size_t end = contents.find_last_not_of('\0') + 1;
+  const std::string torn = std::string("\x12\x34\x56\x78\x40\x00\x01", 7) + "partial payload";
+  file.seekp(static_cast<std::streamoff>(end));
+  file.write(torn.data(), static_cast<std::streamsize>(torn.size()));
+  file.close();
+
+  Config recovered;
+  recovered.Set("path", image);
+  ASSERT_OK_AND_ASSIGN(auto reopened, OpenStore("leveldb", recovered));
+  for (int i = 0; i < 20; ++i) ExpectValue(*reopened, absl::StrCat("key", i), absl::StrCat("v", i));
+  EXPECT_EQ(CountKeys(*reopened), 20 + 2 * kKeysPerFill);
 }
 
 }  // namespace

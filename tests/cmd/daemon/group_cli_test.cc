@@ -91,6 +91,34 @@ TEST_F(GroupCliTest, ConsumeCommitShowListAndSeek) {
   EXPECT_EQ(listed.Lines()[1].at("group").as_string(), "billing");
 }
 
+TEST_F(GroupCliTest, ConsumeStartingAtLatestSkipsWhatCameBefore) {
+  Result first = Group({"consume", "--group", "late", "--start", "latest", "--lease-ms", "60000"});
+  ASSERT_EQ(first.code, cli::kExitOk) << first.err;
+  EXPECT_TRUE(first.Lines()[0].at("events").as_array().empty());
+  ASSERT_OK(Publish(*http_, "orders", "t", "3").status());
+  Result next = Group({"consume", "--group", "late", "--lease-ms", "60000"});
+  ASSERT_EQ(next.code, cli::kExitOk) << next.err;
+  const json::array events = next.Lines()[0].at("events").as_array();
+  ASSERT_EQ(events.size(), 1u);
+  EXPECT_EQ(events[0].at("sequence").to_number<uint64_t>(), 4u);
+}
+
+TEST_F(GroupCliTest, SeekToATimeResumesAtTheFirstEventFromThatTime) {
+  // Events 1-3 were published before this time, 4 and 5 after it.
+  const std::string time = absl::FormatTime(absl::RFC3339_full, absl::Now(), absl::UTCTimeZone());
+  for (int i = 0; i < 2; ++i) ASSERT_OK(Publish(*http_, "orders", "t", absl::StrCat(3 + i)).status());
+  Result sought = Group({"seek", "--group", "replay", "--time", time});
+  ASSERT_EQ(sought.code, cli::kExitOk) << sought.err;
+  EXPECT_EQ(sought.Lines()[0].at("committedSequence").to_number<uint64_t>(), 3u);
+  Result consumed = Group({"consume", "--group", "replay", "--lease-ms", "60000"});
+  ASSERT_EQ(consumed.code, cli::kExitOk) << consumed.err;
+  const json::array events = consumed.Lines()[0].at("events").as_array();
+  ASSERT_EQ(events.size(), 2u);
+  EXPECT_EQ(events[0].at("sequence").to_number<uint64_t>(), 4u);
+  EXPECT_EQ(Group({"seek", "--group", "replay", "--time", "yesterday"}).code,
+            cli::kExitFailure);
+}
+
 TEST_F(GroupCliTest, UsageErrors) {
   EXPECT_EQ(Group({"explode", "--group", "g"}).code, cli::kExitUsage);
   EXPECT_EQ(Group({"show"}).code, cli::kExitUsage);

@@ -1,5 +1,6 @@
 // Consumer groups and dead letters over HTTP: consume, commit, seek,
-// describe and list; a stale token is a 409 with details; dead letters
+// describe and list; a consume across a retention gap; a stale token is a
+// 409 with details; dead letters
 // listed, shown and republished; lag in /metrics; state across a restart.
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
@@ -154,6 +155,43 @@ TEST_F(GroupsApiTest, ConsumeStartingAtLatestSkipsWhatCameBeforeTheGroup) {
   PublishN("late", 2);
   // The start is remembered: a later consume (here without "start") goes on from it.
   EXPECT_THAT(Sequences(PostOk(consume, json::object{{"leaseMs", 60'000}})), ElementsAre(4, 5));
+}
+
+TEST_F(GroupsApiTest, ConsumeAcrossARetentionGapReportsItAndCommitsPastIt) {
+  ASSERT_OK_AND_ASSIGN(auto declared,
+                       http_->Request("PUT", client::BuildTarget({"v1", "streams", "capped"}),
+                                      R"({"retention":{"maxEvents":5}})",
+                                      {{"Content-Type", "application/json"}}));
+  ASSERT_EQ(declared.status, 200) << declared.body;
+  PublishN("capped", 1);
+  json::object first = Consume("capped", "g", 1, 60'000);
+  ASSERT_THAT(Sequences(first), ElementsAre(1));
+  const json::value requested = first.at("lease").at("to");
+  PostOk(GroupTarget("capped", "g:commit"),
+         json::object{{"cursor", requested}, {"token", first.at("lease").at("token")}});
+  PublishN("capped", 19);
+  // The daemon's trimmer keeps the last 5 of the 20 events.
+  const absl::Time deadline = absl::Now() + absl::Seconds(10);
+  uint64_t oldest = 0;
+  while (oldest < 16 && absl::Now() < deadline) {
+    absl::SleepFor(absl::Milliseconds(20));
+    ASSERT_OK_AND_ASSIGN(json::value bounds,
+                         GetJson(*http_, client::BuildTarget({"v1", "streams", "capped"})));
+    oldest = bounds.at("firstSequence").to_number<uint64_t>();
+  }
+  ASSERT_EQ(oldest, 16u) << "the trimmer did not trim";
+
+  json::object page = Consume("capped", "g", 10, 60'000);
+  EXPECT_THAT(Sequences(page), ElementsAre(16, 17, 18, 19, 20));
+  ASSERT_TRUE(page.contains("gap")) << json::serialize(page);
+  EXPECT_EQ(page.at("gap").at("requested"), requested);
+  EXPECT_EQ(page.at("gap").at("oldestSequence").to_number<uint64_t>(), 16u);
+  EXPECT_EQ(page.at("gap").at("missed").to_number<uint64_t>(), 14u);  // Events 2 to 15.
+  json::object info = PostOk(
+      GroupTarget("capped", "g:commit"),
+      json::object{{"cursor", page.at("lease").at("to")}, {"token", page.at("lease").at("token")}});
+  EXPECT_EQ(info.at("committedSequence").to_number<uint64_t>(), 20u);
+  EXPECT_EQ(info.at("lag").to_number<uint64_t>(), 0u);
 }
 
 TEST_F(GroupsApiTest, BadRequestsAndRoutes) {

@@ -90,6 +90,9 @@ class PreallocatedLogFile final : public leveldb::WritableFile {
   }
 
   leveldb::Status Flush() override {
+    // LevelDB flushes after every record and Sync() flushes again: the
+    // second finds nothing, and costs no system call.
+    if (buffer_.empty()) return leveldb::Status::OK();
     leveldb::Status status = Write(buffer_.data(), buffer_.size());
     buffer_.clear();
     return status;

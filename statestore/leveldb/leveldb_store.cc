@@ -269,7 +269,6 @@ absl::Status LevelDbStore::Write(const WriteBatch& batch, const WriteOptions& op
   }
   leveldb::WriteOptions write_options;
   write_options.sync = options.sync;
-  if (options.sync && handle->env != nullptr) handle->env->NoteSyncedWrite();
   return FromLevelDb(handle->db->Write(write_options, &updates), handle->path);
 }
 

@@ -69,12 +69,12 @@ leveldb::Status SyncDirectory(const std::string& directory) {
 // A log file, new and empty or a zero-filled spare: records are written at
 // the running offset rather than appended, so in a spare Sync() is an
 // fdatasync() of data only while the log stays within its preallocation.
-// Once `half` bytes are written, calls `on_half` (once), so that the next
-// log's spare is made while this one fills.
+// Once `ask_at` bytes are written and kSyncedWritesPerLog syncs made, calls
+// `ask` (once), so that the next log's spare is made while this one fills.
 class PreallocatedLogFile final : public leveldb::WritableFile {
  public:
-  PreallocatedLogFile(std::string name, int fd, uint64_t half, std::function<void()> on_half)
-      : name_(std::move(name)), fd_(fd), half_(half), on_half_(std::move(on_half)) {}
+  PreallocatedLogFile(std::string name, int fd, uint64_t ask_at, std::function<void()> ask)
+      : name_(std::move(name)), fd_(fd), ask_at_(ask_at), ask_(std::move(ask)) {}
   ~PreallocatedLogFile() override {
     if (fd_ >= 0) Close();
   }
@@ -100,7 +100,10 @@ class PreallocatedLogFile final : public leveldb::WritableFile {
 
   leveldb::Status Sync() override {
     leveldb::Status status = Flush();
-    if (status.ok() && ::fdatasync(fd_) != 0) status = ErrnoError(name_, errno);
+    if (!status.ok()) return status;
+    if (::fdatasync(fd_) != 0) return ErrnoError(name_, errno);
+    ++syncs_;
+    MaybeAsk();
     return status;
   }
 
@@ -116,18 +119,23 @@ class PreallocatedLogFile final : public leveldb::WritableFile {
     leveldb::Status status = WriteAt(fd_, name_, data, size, offset_);
     if (!status.ok()) return status;
     offset_ += size;
-    if (offset_ >= half_ && on_half_) {
-      on_half_();
-      on_half_ = nullptr;
-    }
+    MaybeAsk();
     return status;
+  }
+
+  void MaybeAsk() {
+    if (ask_ && offset_ >= ask_at_ && syncs_ >= kSyncedWritesPerLog) {
+      ask_();
+      ask_ = nullptr;
+    }
   }
 
   const std::string name_;
   int fd_;
-  const uint64_t half_;
-  std::function<void()> on_half_;  // Null once called.
+  const uint64_t ask_at_;
+  std::function<void()> ask_;  // Null once called.
   uint64_t offset_ = 0;
+  int syncs_ = 0;
   std::string buffer_;
 };
 
@@ -156,12 +164,6 @@ void PreallocatedLogEnv::StopMaking() {
 void PreallocatedLogEnv::SetLogRotator(std::function<void()> rotate) {
   MutexLock lock(&mu_);
   rotate_ = std::move(rotate);
-}
-
-void PreallocatedLogEnv::NoteSyncedWrite() {
-  if (synced_in_log_.fetch_add(1, std::memory_order_relaxed) + 1 != kSyncedWritesPerLog) return;
-  MutexLock lock(&mu_);
-  wake_.SignalAll();
 }
 
 leveldb::Status PreallocatedLogEnv::NewWritableFile(const std::string& name,
@@ -218,7 +220,6 @@ bool PreallocatedLogEnv::TakeSpare(const std::string& name) {
   bool taken = spare_ready_ && ::rename(spare_path_.c_str(), name.c_str()) == 0;
   spare_ready_ = false;
   spare_wanted_ = false;  // Until the new log asks.
-  synced_in_log_.store(0, std::memory_order_relaxed);
   log_preallocated_ = taken;
   return taken;
 }
@@ -229,17 +230,12 @@ void PreallocatedLogEnv::WantSpare() {
   wake_.SignalAll();
 }
 
-// Makes a spare once the current log has asked for one and carried enough
-// synced writes. After a failure, waits for the next log to ask rather than
-// retrying in a loop.
+// Makes a spare once the current log has asked for one. After a failure,
+// waits for the next log to ask rather than retrying in a loop.
 void PreallocatedLogEnv::RunMaker() {
   MutexLock lock(&mu_);
-  auto wanted = [this]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
-    return spare_wanted_ && !spare_ready_ &&
-           synced_in_log_.load(std::memory_order_relaxed) >= kSyncedWritesPerLog;
-  };
   while (true) {
-    while (!stopping_ && !wanted()) wake_.Wait(&mu_);
+    while (!stopping_ && !(spare_wanted_ && !spare_ready_)) wake_.Wait(&mu_);
     if (stopping_) return;
     spare_wanted_ = false;
     mu_.Unlock();

@@ -10,10 +10,10 @@
 // How: every log is written by this Env, at a running offset. A background
 // thread makes a spare log, zero-filled and synced, in the database
 // directory under kSpareLogName once the current log is a quarter full (1
-// MiB for a log that was not itself a spare) and has carried 16 synced
-// writes (the store reports them through NoteSyncedWrite): a store that
-// syncs only now and then gains nothing and would pay for writing each log
-// twice, and a small database, such as a test's, never makes one. The next
+// MiB for a log that was not itself a spare) and has been synced 16 times
+// (synced writes sync it; the log file counts): a store that syncs only now
+// and then gains nothing and would pay for writing each log twice, and a
+// small database, such as a test's, never makes one. The next
 // log LevelDB creates ("NNNNNN.log") is that spare, renamed, and the
 // directory is synced (under LevelDB's mutex, once per log) so that the name
 // is durable before any record is acknowledged. A spare that a previous run
@@ -61,10 +61,6 @@ class PreallocatedLogEnv final : public leveldb::EnvWrapper {
   PreallocatedLogEnv(leveldb::Env* base, std::string directory, uint64_t log_bytes);
   ~PreallocatedLogEnv() override;  // Stops making a spare; keeps a made one.
 
-  // Counts a synced write: a log's spare is made only once the log has
-  // carried kSyncedWritesPerLog (16) of them. Cheap (one atomic add).
-  void NoteSyncedWrite();
-
   // Called on the background thread, without locks held, to make LevelDB
   // start a new log when a spare is ready while the first log since open is
   // still the current one and is not preallocated. The database must stay
@@ -92,10 +88,9 @@ class PreallocatedLogEnv final : public leveldb::EnvWrapper {
 
   Mutex mu_;
   CondVar wake_;
-  std::atomic<int> synced_in_log_ = 0;  // Synced writes since the current log began.
   std::atomic<bool> stopping_ = false;  // Read without the lock by MakeSpare.
   bool spare_ready_ ABSL_GUARDED_BY(mu_) = false;
-  bool spare_wanted_ ABSL_GUARDED_BY(mu_) = false;  // The current log is half full.
+  bool spare_wanted_ ABSL_GUARDED_BY(mu_) = false;  // The current log asked for one.
   int logs_created_ ABSL_GUARDED_BY(mu_) = 0;
   bool log_preallocated_ ABSL_GUARDED_BY(mu_) = false;  // The current log was a spare.
   std::function<void()> rotate_ ABSL_GUARDED_BY(mu_);

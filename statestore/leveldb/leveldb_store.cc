@@ -11,13 +11,13 @@
 #include "core/status_macros.h"
 #include "leveldb/cache.h"
 #include "leveldb/db.h"
+#include "leveldb/env.h"
 #include "leveldb/filter_policy.h"
 #include "leveldb/iterator.h"
 #include "leveldb/options.h"
 #include "leveldb/slice.h"
 #include "leveldb/status.h"
 #include "leveldb/write_batch.h"
-#include "leveldb/env.h"
 #include "statestore/error_iterator.h"
 #include "statestore/leveldb/preallocated_log_env.h"
 
@@ -210,11 +210,7 @@ absl::StatusOr<std::unique_ptr<LevelDbStore>> LevelDbStore::Open(const Config& c
     std::error_code ignored;
     std::filesystem::create_directories(settings.path, ignored);
   }
-  if (!settings.preallocate_log) {
-    // A spare an earlier run left would otherwise stay on disk for good.
-    std::error_code ignored;
-    std::filesystem::remove(std::filesystem::path(settings.path) / kSpareLogName, ignored);
-  } else {
+  if (settings.preallocate_log) {
     handle->env = std::make_unique<PreallocatedLogEnv>(leveldb::Env::Default(), settings.path,
                                                        PreallocatedLogBytes(settings));
     options.env = handle->env.get();
@@ -223,7 +219,13 @@ absl::StatusOr<std::unique_ptr<LevelDbStore>> LevelDbStore::Open(const Config& c
   leveldb::Status status = leveldb::DB::Open(options, settings.path, &db);
   if (!status.ok()) return FromLevelDb(status, settings.path);
   handle->db.reset(db);
-  if (handle->env != nullptr) {
+  if (handle->env == nullptr) {
+    // A spare an earlier run left would otherwise stay on disk for good.
+    // Only now, with LevelDB holding the directory's lock: another process
+    // may still have the database open.
+    std::error_code ignored;
+    std::filesystem::remove(std::filesystem::path(settings.path) / kSpareLogName, ignored);
+  } else {
     // Compacting a key range flushes the memtable first, which starts a new
     // log; no Keel key falls in this one, so nothing else is compacted.
     handle->env->SetLogRotator([db] {

@@ -16,6 +16,7 @@
 #include "cmd/keel/client/errors.h"
 #include "core/driver_factory.h"
 #include "core/errors.h"
+#include "core/status_macros.h"
 #include "drivers/builtin_drivers.h"
 
 extern char** environ;
@@ -232,6 +233,20 @@ absl::StatusOr<json::value> GetJson(client::HttpClient& http, const std::string&
   json::value value = json::parse(response->body, ec);
   if (ec) return absl::InternalError(absl::StrCat("not JSON: ", response->body));
   return value;
+}
+
+absl::StatusOr<json::object> AwaitTrimmed(client::HttpClient& http, const std::string& stream,
+                                          uint64_t first_sequence, absl::Duration timeout) {
+  const absl::Time deadline = absl::Now() + timeout;
+  while (true) {
+    KEEL_ASSIGN_OR_RETURN(json::value bounds,
+                          GetJson(http, client::BuildTarget({"v1", "streams", stream})));
+    if (bounds.at("firstSequence").to_number<uint64_t>() >= first_sequence ||
+        absl::Now() >= deadline) {
+      return bounds.as_object();
+    }
+    absl::SleepFor(absl::Milliseconds(20));
+  }
 }
 
 std::string ErrorCode(const client::ClientResponse& response) {

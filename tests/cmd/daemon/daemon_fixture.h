@@ -125,6 +125,11 @@ absl::StatusOr<PublishedEvent> Publish(client::HttpClient& http, const std::stri
                                        const std::string& type, const std::string& data_json,
                                        const std::string& tenant = "");
 absl::StatusOr<json::value> GetJson(client::HttpClient& http, const std::string& target);
+// Polls `stream`'s bounds until the daemon's trimmer has moved its oldest
+// event to at least `first_sequence` or `timeout` passed; the last bounds.
+absl::StatusOr<json::object> AwaitTrimmed(client::HttpClient& http, const std::string& stream,
+                                          uint64_t first_sequence,
+                                          absl::Duration timeout = absl::Seconds(10));
 
 // The JSON error code and the HTTP status of a response.
 std::string ErrorCode(const client::ClientResponse& response);

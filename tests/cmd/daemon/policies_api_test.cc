@@ -192,12 +192,7 @@ TEST_F(PoliciesApiTest, TheTrimmerEnforcesRetentionAndReportsIt) {
     ASSERT_OK_AND_ASSIGN(PublishedEvent event, Publish(*http_, "capped", "t", absl::StrCat(i)));
     published.push_back(event);
   }
-  const absl::Time deadline = absl::Now() + kWait;
-  json::object bounds;
-  do {
-    absl::SleepFor(absl::Milliseconds(20));
-    ASSERT_OK_AND_ASSIGN(bounds, Stream("capped"));
-  } while (bounds.at("count").to_number<uint64_t>() > 5 && absl::Now() < deadline);
+  ASSERT_OK_AND_ASSIGN(json::object bounds, AwaitTrimmed(*http_, "capped", 16, kWait));
   EXPECT_EQ(bounds.at("count").to_number<uint64_t>(), 5u);
   EXPECT_EQ(bounds.at("firstSequence").to_number<uint64_t>(), 16u);
 

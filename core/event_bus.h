@@ -79,9 +79,8 @@ class EventBus {
   }
   // PublishBatch answered through `done`, called once with what PublishBatch
   // would return, on any thread; it must not block. When PublishesAsync(),
-  // the call returns without waiting for the write (a server's I/O thread
-  // may make it; it may still read a little, e.g. the `durable` driver
-  // checks a stream's tail on its first publish after a start); the default
+  // the call returns without waiting for the store (a server's I/O thread
+  // may make it); the default
   // calls PublishBatch, which may block, then `done`.
   using PublishDone = std::function<void(absl::StatusOr<std::vector<Receipt>>)>;
   virtual void PublishBatchAsync(absl::string_view stream, std::vector<Event> events,

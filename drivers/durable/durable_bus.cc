@@ -169,7 +169,6 @@ void DurableBus::AppendAsync(absl::string_view stream, std::vector<Event> events
 }
 
 absl::Status DurableBus::PrepareOwned(OwnedAppend& owned) {
-  KEEL_RETURN_IF_ERROR(verifier_.Ensure(owned.stream));
   owned.values.reserve(owned.events.size());
   size_t bytes = 0;
   for (const Event& event : owned.events) {
@@ -215,6 +214,11 @@ absl::StatusOr<absl::Time> DurableBus::LastTime(absl::string_view stream, const 
 }
 
 absl::Status DurableBus::StageAppend(GroupState& state, PendingAppend& append) {
+  // Here, on the committing thread, not where the publish was made: the
+  // first publish to a stream since start may read its tail and write a
+  // repaired head, and an asynchronous publish's caller must not wait.
+  // Before StagedHead, which reads the head a repair installs.
+  KEEL_RETURN_IF_ERROR(verifier_.Ensure(append.stream));
   std::vector<Event>& events = *append.events;
   const AppendRequest& request = *append.request;
   Head& head = StagedHead(state, append.stream);

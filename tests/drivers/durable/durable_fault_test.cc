@@ -4,9 +4,12 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <atomic>
 #include <stdexcept>
+#include <thread>
 
 #include "core/logger.h"
+#include "core/mutex.h"
 #include "core/redactor.h"
 #include "drivers/durable/key_layout.h"
 #include "statestore/fault_injecting_store.h"
@@ -118,6 +121,65 @@ class ThrowingRedactor : public Redactor {
 
 // A publish is counted in flight until answered, so that Close() waits for
 // it; one that throws before the bus took it must not stay counted.
+// A MemoryStore whose writes, once Hold() is called, wait until Release().
+class HeldWritesStore final : public StateStore {
+ public:
+  void Hold() { held_.store(true); }
+  bool AwaitHeldWrite() { return entered_.WaitForNotificationWithTimeout(absl::Seconds(10)); }
+  void Release() { release_.Notify(); }
+
+  absl::StatusOr<std::string> Get(absl::string_view key) override { return base_.Get(key); }
+  absl::Status Write(const WriteBatch& batch, const WriteOptions& options) override {
+    if (held_.load()) {
+      entered_.Notify();
+      release_.WaitForNotification();
+    }
+    return base_.Write(batch, options);
+  }
+  std::unique_ptr<StoreIterator> NewIterator(const KeyRange& range) override {
+    return base_.NewIterator(range);
+  }
+  absl::StatusOr<uint64_t> ApproximateSize(const KeyRange& range) override {
+    return base_.ApproximateSize(range);
+  }
+  absl::Status Close() override { return base_.Close(); }
+
+ private:
+  MemoryStore base_;
+  std::atomic<bool> held_{false};
+  Notification entered_;
+  Notification release_;
+};
+
+TEST(DurableAsyncFaultTest, AnAsyncPublishReturnsBeforeItsWriteAndIsAnsweredAfter) {
+  auto store = std::make_shared<HeldWritesStore>();
+  ASSERT_OK_AND_ASSIGN(auto bus, OpenDurableBus(store, Options(), DriverContext()));
+  ASSERT_TRUE(bus->PublishesAsync());
+  store->Hold();
+  Notification returned, answered;
+  absl::StatusOr<std::vector<Receipt>> answer;
+  std::thread publisher([&] {
+    bus->PublishBatchAsync("s", {NewEvent("s", 1)}, {},
+                           [&](absl::StatusOr<std::vector<Receipt>> receipts) {
+                             answer = std::move(receipts);
+                             answered.Notify();
+                           });
+    returned.Notify();
+  });
+  ASSERT_TRUE(store->AwaitHeldWrite());
+  // The call came back while the write it caused is still held.
+  EXPECT_TRUE(returned.WaitForNotificationWithTimeout(absl::Seconds(10)))
+      << "PublishBatchAsync waited for the store";
+  EXPECT_FALSE(answered.HasBeenNotified());
+  store->Release();
+  publisher.join();
+  ASSERT_TRUE(answered.WaitForNotificationWithTimeout(absl::Seconds(10)));
+  ASSERT_OK(answer.status());
+  ASSERT_EQ(answer->size(), 1u);
+  EXPECT_EQ((*answer)[0].sequence, 1u);
+  EXPECT_OK(bus->Close(absl::Seconds(10)));
+}
+
 TEST(DurableAsyncFaultTest, AnAsyncPublishThatThrowsLeavesNothingInFlight) {
   DriverContext context;
   context.redactor = std::make_shared<ThrowingRedactor>();

@@ -30,6 +30,10 @@ absl::Status GroupCommitter::Submit(PendingAppend& append) {
 
 bool GroupCommitter::Enqueue(PendingAppend& append) {
   std::lock_guard<std::mutex> lock(mu_);
+  return EnqueueLocked(append);
+}
+
+bool GroupCommitter::EnqueueLocked(PendingAppend& append) {
   append.state.store(kWaiting, std::memory_order_relaxed);
   append.wake_slot = next_slot_++ % kWakeSlots;
   queue_.push_back(&append);
@@ -97,11 +101,11 @@ GroupCommitter::~GroupCommitter() {
 }
 
 void GroupCommitter::SubmitAsync(PendingAppend& append) {
-  if (!Enqueue(append)) return;  // Whoever commits now takes it next.
   bool wake = false;
   {
     std::lock_guard<std::mutex> lock(mu_);
-    wake = ActivateCommitter();
+    // When it does not lead, whoever commits now takes it next.
+    if (EnqueueLocked(append)) wake = ActivateCommitter();
   }
   if (wake) committer_cv_.notify_one();
 }
@@ -115,7 +119,7 @@ absl::Status GroupCommitter::Lead(PendingAppend& append) {
   PendingAppend* next = nullptr;
   bool wake = false;
   if (!queue_.empty()) {
-    if (CommitterTakesFront(last_commit_)) {
+    if (CommitterTakesFront()) {
       wake = ActivateCommitter();
     } else {
       next = queue_.front();
@@ -140,7 +144,7 @@ void GroupCommitter::RunCommitter() {
     const std::vector<PendingAppend*> group = CommitFront(lock, status);
     returning_ = 0;  // The committer does not linger: it has no members to wait for.
     PendingAppend* next = nullptr;
-    if (queue_.empty() || !CommitterTakesFront(last_commit_)) {
+    if (queue_.empty() || !CommitterTakesFront()) {
       committer_active_ = false;
       if (!queue_.empty()) next = queue_.front();
     }
@@ -176,10 +180,10 @@ std::vector<PendingAppend*> GroupCommitter::CommitFront(std::unique_lock<std::mu
   return group;
 }
 
-bool GroupCommitter::CommitterTakesFront(Duration took) const {
+bool GroupCommitter::CommitterTakesFront() const {
   // A waiting member can lead a group after a fast commit (no disk wait)
   // at the cost of one wake-up; an asynchronous one has nobody to lead it.
-  return queue_.front()->done != nullptr || took >= kLingerThreshold;
+  return queue_.front()->done != nullptr || last_commit_ >= kLingerThreshold;
 }
 
 bool GroupCommitter::ActivateCommitter() {

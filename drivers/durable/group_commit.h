@@ -122,14 +122,15 @@ class GroupCommitter {
   static constexpr size_t kWakeSlots = 64;
 
   bool Enqueue(PendingAppend& append);  // True if `append` leads at once.
+  bool EnqueueLocked(PendingAppend& append);  // The same, with mu_ held.
   State AwaitTurn(PendingAppend& append);
   void Linger(std::unique_lock<std::mutex>& lock);
   absl::Status Lead(PendingAppend& append);
   // Commits a prefix of the queue; returns it, with the queue lock held again.
   std::vector<PendingAppend*> CommitFront(std::unique_lock<std::mutex>& lock, absl::Status& status);
   // Whether the committer thread, rather than the member at the queue's
-  // front, commits next after a commit that took `took`.
-  bool CommitterTakesFront(Duration took) const;
+  // front, commits next after the last commit.
+  bool CommitterTakesFront() const;
   // Gives the queue's front to the committer thread; true if it must be
   // woken (it was idle).
   bool ActivateCommitter();

@@ -21,9 +21,11 @@ namespace {
 constexpr uint8_t kVersion = 1;
 constexpr size_t kBodySize = 1 + 8 + 8 + 8;
 constexpr size_t kTokenBytes = kBodySize + 2;
+constexpr size_t kTokenChars = kTokenBytes / 3 * 4;
+static_assert(kTokenChars == Cursor::kTokenSize);
 
-void PutU64(std::string& out, uint64_t v) {
-  for (int shift = 56; shift >= 0; shift -= 8) out.push_back(static_cast<char>(v >> shift));
+void PutU64(uint8_t* out, uint64_t v) {
+  for (int i = 0; i < 8; ++i) out[i] = static_cast<uint8_t>(v >> (56 - 8 * i));
 }
 
 uint64_t GetU64(absl::string_view in) {
@@ -42,21 +44,41 @@ uint16_t Check(absl::string_view body) {
 uint64_t StreamFingerprint(absl::string_view stream) { return Fnv1a64(stream); }
 
 std::string Cursor::Encode() const {
-  std::string body;
-  body.reserve(kTokenBytes);
-  body.push_back(static_cast<char>(kVersion));
-  PutU64(body, epoch);
-  PutU64(body, stream_tag);
-  PutU64(body, sequence);
-  uint16_t check = Check(body);
-  body.push_back(static_cast<char>(check >> 8));
-  body.push_back(static_cast<char>(check & 0xff));
-  return absl::WebSafeBase64Escape(body);
+  std::string token;
+  AppendTo(token);
+  return token;
+}
+
+// By hand rather than through absl::WebSafeBase64Escape: every SSE frame and
+// every event in a page carries a token, and the escape's temporary strings
+// were a measurable part of building them. 27 bytes are 9 whole groups of
+// three, so the token never needs padding.
+void Cursor::AppendTo(std::string& out) const {
+  static constexpr char kAlphabet[] =
+      "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_";
+  uint8_t body[kTokenBytes];
+  body[0] = kVersion;
+  PutU64(body + 1, epoch);
+  PutU64(body + 9, stream_tag);
+  PutU64(body + 17, sequence);
+  const uint16_t check =
+      Check(absl::string_view(reinterpret_cast<const char*>(body), kBodySize));
+  body[kBodySize] = static_cast<uint8_t>(check >> 8);
+  body[kBodySize + 1] = static_cast<uint8_t>(check & 0xff);
+  char token[kTokenChars];
+  for (size_t in = 0, at = 0; in < kTokenBytes; in += 3, at += 4) {
+    const uint32_t group = (uint32_t{body[in]} << 16) | (uint32_t{body[in + 1]} << 8) | body[in + 2];
+    token[at] = kAlphabet[group >> 18];
+    token[at + 1] = kAlphabet[(group >> 12) & 63];
+    token[at + 2] = kAlphabet[(group >> 6) & 63];
+    token[at + 3] = kAlphabet[group & 63];
+  }
+  out.append(token, kTokenChars);
 }
 
 absl::StatusOr<Cursor> Cursor::Decode(absl::string_view token) {
   std::string body;
-  if (token.size() != 36 || !absl::WebSafeBase64Unescape(token, &body) ||
+  if (token.size() != kTokenChars || !absl::WebSafeBase64Unescape(token, &body) ||
       body.size() != kTokenBytes) {
     return InvalidCursor(absl::StrCat("malformed cursor '", token.substr(0, 64), "'"));
   }

@@ -36,8 +36,13 @@ struct Cursor {
     return Cursor{epoch, StreamFingerprint(stream), sequence};
   }
 
+  // Length of every token.
+  static constexpr size_t kTokenSize = 36;
+
   // The printable token.
   std::string Encode() const;
+  // Appends the same token to `out` (no temporary string).
+  void AppendTo(std::string& out) const;
   // Parses a token; kInvalidCursor when it is malformed or fails its check.
   static absl::StatusOr<Cursor> Decode(absl::string_view token);
 

@@ -11,51 +11,125 @@ namespace keel::server {
 namespace json = boost::json;
 namespace {
 
-void AppendField(std::string& out, absl::string_view name, absl::string_view json_value) {
-  absl::StrAppend(&out, "\"", name, "\":", json_value);
+// Characters JSON strings carry as they are: printable ASCII but the quote
+// and the backslash. Anything else goes through Boost.JSON's serializer.
+bool NeedsNoEscape(absl::string_view text) {
+  for (char c : text) {
+    if (c < 0x20 || c > 0x7e || c == '"' || c == '\\') return false;
+  }
+  return true;
+}
+
+// Appends `value` (< 10^digits) as exactly `digits` digits ending at `end`.
+void PutDigits(char* end, uint64_t value, int digits) {
+  for (int i = 0; i < digits; ++i, value /= 10) *--end = static_cast<char>('0' + value % 10);
+}
+
+// The civil date of `days` since 1970-01-01 in the proleptic Gregorian
+// calendar, counted in 400-year eras that start on March 1st so that the
+// leap day is the last day of a year.
+void CivilFromDays(int64_t days, int64_t& year, unsigned& month, unsigned& day) {
+  days += 719468;  // Days from 0000-03-01 to 1970-01-01.
+  const int64_t era = (days >= 0 ? days : days - 146096) / 146097;
+  const auto day_of_era = static_cast<unsigned>(days - era * 146097);
+  const unsigned year_of_era =
+      (day_of_era - day_of_era / 1460 + day_of_era / 36524 - day_of_era / 146096) / 365;
+  const unsigned day_of_year = day_of_era - (365 * year_of_era + year_of_era / 4 - year_of_era / 100);
+  const unsigned shifted_month = (5 * day_of_year + 2) / 153;  // March = 0.
+  day = day_of_year - (153 * shifted_month + 2) / 5 + 1;
+  month = shifted_month < 10 ? shifted_month + 3 : shifted_month - 9;
+  year = static_cast<int64_t>(year_of_era) + era * 400 + (month <= 2 ? 1 : 0);
 }
 
 }  // namespace
 
 std::string JsonString(absl::string_view text) {
-  return json::serialize(json::string_view(text.data(), text.size()));
+  std::string out;
+  AppendJsonString(text, out);
+  return out;
+}
+
+void AppendJsonString(absl::string_view text, std::string& out) {
+  if (!NeedsNoEscape(text)) {
+    out += json::serialize(json::string_view(text.data(), text.size()));
+    return;
+  }
+  out.push_back('"');
+  out.append(text.data(), text.size());
+  out.push_back('"');
 }
 
 std::string FormatRfc3339(absl::Time time) {
-  return absl::FormatTime("%Y-%m-%dT%H:%M:%E9SZ", time, absl::UTCTimeZone());
+  std::string out;
+  AppendRfc3339(time, out);
+  return out;
+}
+
+// By hand for 1970 to 9999 (every event time): absl::FormatTime parses its
+// format on every call, and a catching-up SSE reader formats one time per
+// event. Other times take the general path.
+void AppendRfc3339(absl::Time time, std::string& out) {
+  constexpr int64_t kYear10000 = 253402300800;  // 10000-01-01T00:00:00Z.
+  const int64_t seconds = absl::ToUnixSeconds(time);
+  if (time < absl::UnixEpoch() || seconds >= kYear10000) {
+    out += absl::FormatTime("%Y-%m-%dT%H:%M:%E9SZ", time, absl::UTCTimeZone());
+    return;
+  }
+  const int64_t nanos = absl::ToInt64Nanoseconds(time - absl::FromUnixSeconds(seconds));
+  int64_t year = 0;
+  unsigned month = 0;
+  unsigned day = 0;
+  CivilFromDays(seconds / 86400, year, month, day);
+  const int64_t second_of_day = seconds % 86400;
+  char text[] = "YYYY-MM-DDTHH:MM:SS.NNNNNNNNNZ";
+  PutDigits(text + 4, static_cast<uint64_t>(year), 4);
+  PutDigits(text + 7, month, 2);
+  PutDigits(text + 10, day, 2);
+  PutDigits(text + 13, static_cast<uint64_t>(second_of_day / 3600), 2);
+  PutDigits(text + 16, static_cast<uint64_t>(second_of_day / 60 % 60), 2);
+  PutDigits(text + 19, static_cast<uint64_t>(second_of_day % 60), 2);
+  PutDigits(text + 29, static_cast<uint64_t>(nanos), 9);
+  out.append(text, sizeof(text) - 1);
 }
 
 void AppendEventJson(const Event& event, uint64_t epoch, std::string& out) {
-  out.push_back('{');
-  AppendField(out, "stream", JsonString(event.stream));
-  out.push_back(',');
-  AppendField(out, "sequence", absl::StrCat(event.sequence));
-  out.push_back(',');
-  AppendField(out, "cursor",
-              absl::StrCat("\"", Cursor::For(event.stream, epoch, event.sequence).Encode(), "\""));
-  out.push_back(',');
-  AppendField(out, "id", JsonString(event.id));
-  out.push_back(',');
-  AppendField(out, "type", JsonString(event.type));
-  out.push_back(',');
-  AppendField(out, "time", absl::StrCat("\"", FormatRfc3339(event.time), "\""));
+  std::string cursor;
+  Cursor::For(event.stream, epoch, event.sequence).AppendTo(cursor);
+  AppendEventJson(event, cursor, out);
+}
+
+// Appended piece by piece: this runs once per event of every SSE frame and
+// replay page, where temporary strings per field showed in profiles.
+void AppendEventJson(const Event& event, absl::string_view cursor, std::string& out) {
+  out += "{\"stream\":";
+  AppendJsonString(event.stream, out);
+  absl::StrAppend(&out, ",\"sequence\":", event.sequence, ",\"cursor\":\"", cursor, "\",\"id\":");
+  AppendJsonString(event.id, out);
+  out += ",\"type\":";
+  AppendJsonString(event.type, out);
+  out += ",\"time\":\"";
+  AppendRfc3339(event.time, out);
+  out += '"';
   if (!event.tenant.empty()) {
-    out.push_back(',');
-    AppendField(out, "tenant", JsonString(event.tenant));
+    out += ",\"tenant\":";
+    AppendJsonString(event.tenant, out);
   }
-  out.push_back(',');
   if (event.content_type == kJsonContentType) {
-    AppendField(out, "data", event.payload.empty() ? "null" : event.payload);
+    out += ",\"data\":";
+    if (event.payload.empty()) {
+      out += "null";
+    } else {
+      out += event.payload;
+    }
   } else {
-    AppendField(out, "dataBase64", absl::StrCat("\"", absl::Base64Escape(event.payload), "\""));
-    out.push_back(',');
-    AppendField(out, "contentType", JsonString(event.content_type));
+    absl::StrAppend(&out, ",\"dataBase64\":\"", absl::Base64Escape(event.payload),
+                    "\",\"contentType\":");
+    AppendJsonString(event.content_type, out);
   }
   if (!event.attributes.empty()) {
     json::object attributes;
     for (const auto& [key, value] : event.attributes) attributes[key] = value;
-    out.push_back(',');
-    AppendField(out, "attributes", json::serialize(attributes));
+    absl::StrAppend(&out, ",\"attributes\":", json::serialize(attributes));
   }
   out.push_back('}');
 }

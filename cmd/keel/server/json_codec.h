@@ -25,6 +25,8 @@ inline constexpr char kJsonContentType[] = "application/json";
 
 // Appends one event as a JSON object (with its cursor).
 void AppendEventJson(const Event& event, uint64_t epoch, std::string& out);
+// The same with the event's cursor token already encoded.
+void AppendEventJson(const Event& event, absl::string_view cursor, std::string& out);
 
 std::string ReceiptJson(const Receipt& receipt);
 std::string ReceiptsJson(absl::Span<const Receipt> receipts);
@@ -34,8 +36,10 @@ std::string StreamListJson(const std::vector<StreamInfo>& infos);
 
 // A JSON string literal (quoted and escaped).
 std::string JsonString(absl::string_view text);
-// RFC 3339 UTC with nanoseconds.
+void AppendJsonString(absl::string_view text, std::string& out);
+// RFC 3339 UTC with nanoseconds: 2026-12-01T08:21:59.000000000Z.
 std::string FormatRfc3339(absl::Time time);
+void AppendRfc3339(absl::Time time, std::string& out);
 
 }  // namespace keel::server
 

@@ -1,5 +1,7 @@
 #include "cmd/keel/server/sse_frames.h"
 
+#include <algorithm>
+
 #include "absl/hash/hash.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
@@ -8,17 +10,43 @@
 namespace keel::server {
 namespace {
 
+// One `data:` line per line of `data`; carriage returns are dropped.
 void AppendData(absl::string_view data, std::string& out) {
   out += "data: ";
-  for (char c : data) {
-    if (c == '\r') continue;
-    if (c == '\n') {
-      out += "\ndata: ";
-    } else {
-      out.push_back(c);
-    }
+  while (!data.empty()) {
+    const size_t stop = std::min(data.find_first_of("\r\n"), data.size());
+    out.append(data.data(), stop);
+    if (stop < data.size() && data[stop] == '\n') out += "\ndata: ";
+    data.remove_prefix(std::min(stop + 1, data.size()));
   }
   out += "\n\n";
+}
+
+bool HasLineBreak(absl::string_view text) {
+  return text.find_first_of("\r\n") != absl::string_view::npos;
+}
+
+// An event's frame, its JSON written straight into `out`. JSON escapes line
+// breaks inside strings, but a JSON payload is embedded as published, and a
+// library publisher's may span lines: then the data is split after all.
+void AppendEventFrame(const Event& event, uint64_t epoch, std::string& out) {
+  out += "id: ";
+  const size_t token_at = out.size();
+  Cursor::For(event.stream, epoch, event.sequence).AppendTo(out);
+  char token[Cursor::kTokenSize];
+  out.copy(token, sizeof(token), token_at);
+  absl::StrAppend(&out, "\nevent: ", event.type, "\n");
+  const size_t json_at = out.size();
+  out += "data: ";
+  AppendEventJson(event, absl::string_view(token, sizeof(token)), out);
+  const absl::string_view json = absl::string_view(out).substr(json_at + 6);
+  if (!HasLineBreak(json)) {
+    out += "\n\n";
+    return;
+  }
+  const std::string lines(json);
+  out.resize(json_at);
+  AppendData(lines, out);
 }
 
 uint64_t Attribute(const Event& notice, const char* key) {
@@ -52,11 +80,7 @@ void AppendSseFrame(const Event& event, uint64_t epoch, std::string& out) {
     AppendData(absl::StrCat("{\"type\":", JsonString(event.type), "}"), out);
     return;
   }
-  absl::StrAppend(&out, "id: ", Cursor::For(event.stream, epoch, event.sequence).Encode(),
-                  "\nevent: ", event.type, "\n");
-  std::string json;
-  AppendEventJson(event, epoch, json);
-  AppendData(json, out);
+  AppendEventFrame(event, epoch, out);
 }
 
 void SseFrameCache::Append(uint64_t owner, const Event& event, uint64_t epoch,

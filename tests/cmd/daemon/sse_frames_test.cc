@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include "cmd/keel/server/sse_frames.h"
+#include "core/cursor.h"
 
 namespace keel::server {
 namespace {
@@ -29,6 +30,32 @@ std::string Cached(SseFrameCache& cache, uint64_t owner, const Event& event, uin
   std::string out = "prefix";
   cache.Append(owner, event, epoch, out);
   return out.substr(6);
+}
+
+TEST(SseFrameTest, AnEventIsItsCursorItsTypeAndItsJsonOnOneDataLine) {
+  const Event event = MakeEvent("s", 7, "{\"n\":1}");
+  const std::string cursor = Cursor::For("s", 5, 7).Encode();
+  EXPECT_EQ(Uncached(event, 5),
+            "id: " + cursor + "\nevent: t\ndata: {\"stream\":\"s\",\"sequence\":7,\"cursor\":\"" +
+                cursor +
+                "\",\"id\":\"id-7\",\"type\":\"t\",\"time\":\"1970-01-01T00:00:01.000000000Z\","
+                "\"data\":{\"n\":1}}\n\n");
+}
+
+TEST(SseFrameTest, AJsonPayloadSpanningLinesTakesOneDataLinePerLine) {
+  // A library publisher's JSON is stored as given, line breaks included.
+  const Event event = MakeEvent("s", 7, "{\"a\":\r\n1,\n\"b\":2}");
+  const std::string frame = Uncached(event, 5);
+  EXPECT_NE(frame.find("\"data\":{\"a\":\ndata: 1,\ndata: \"b\":2}}\n\n"), std::string::npos)
+      << frame;
+  EXPECT_EQ(frame.find('\r'), std::string::npos) << frame;
+}
+
+TEST(SseFrameTest, StringsAreEscapedAsJson) {
+  Event event = MakeEvent("s", 7, "1");
+  event.id = "quote\"tab\t";
+  EXPECT_NE(Uncached(event, 5).find("\"id\":\"quote\\\"tab\\t\""), std::string::npos)
+      << Uncached(event, 5);
 }
 
 TEST(SseFrameCacheTest, ServesTheSameBytesAsAFreshFrame) {

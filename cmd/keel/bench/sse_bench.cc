@@ -440,7 +440,10 @@ void SseClient::OnReadable() {
   std::vector<char>& scratch = tls_stats->scratch;
   while (true) {
     const ssize_t n = recv(fd_, scratch.data(), scratch.size(), 0);
-    if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR)) return;
+    // Edge-triggered: an interrupted read must be retried, as no new edge
+    // comes for data already waiting.
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) return;
     if (n <= 0) return Fail(n == 0 ? "the server closed the stream" : strerror(errno));
     Consume(scratch.data(), static_cast<size_t>(n), NowNanos());
     if (failed_ || static_cast<size_t>(n) < scratch.size()) return;

@@ -51,6 +51,27 @@ TEST(SseFrameTest, AJsonPayloadSpanningLinesTakesOneDataLinePerLine) {
   EXPECT_EQ(frame.find('\r'), std::string::npos) << frame;
 }
 
+TEST(SseFrameTest, ALoneCarriageReturnIsDroppedWithoutANewDataLine) {
+  const Event event = MakeEvent("s", 7, "{\"a\":1\r}");
+  const std::string frame = Uncached(event, 5);
+  EXPECT_NE(frame.find("\ndata: {\"stream\""), std::string::npos) << frame;
+  EXPECT_NE(frame.find("\"data\":{\"a\":1}}\n\n"), std::string::npos) << frame;
+  EXPECT_EQ(frame.find('\r'), std::string::npos) << frame;
+}
+
+TEST(SseFrameTest, TenantBinaryDataAndAttributesFollowTheTime) {
+  Event event = MakeEvent("s", 7, std::string("\x01\x02\xff", 3));
+  event.tenant = "acme";
+  event.content_type = "application/octet-stream";
+  event.attributes["k"] = "v";
+  const std::string frame = Uncached(event, 5);
+  EXPECT_NE(frame.find("\"time\":\"1970-01-01T00:00:01.000000000Z\",\"tenant\":\"acme\","
+                       "\"dataBase64\":\"AQL/\",\"contentType\":\"application/octet-stream\","
+                       "\"attributes\":{\"k\":\"v\"}}\n\n"),
+            std::string::npos)
+      << frame;
+}
+
 TEST(SseFrameTest, StringsAreEscapedAsJson) {
   Event event = MakeEvent("s", 7, "1");
   event.id = "quote\"tab\t";

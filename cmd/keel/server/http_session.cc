@@ -25,6 +25,8 @@ namespace urls = boost::urls;
 
 std::chrono::nanoseconds ToChrono(absl::Duration d) { return absl::ToChronoNanoseconds(d); }
 
+absl::string_view View(beast::string_view text) { return {text.data(), text.size()}; }
+
 // Converts a Beast request; a malformed target is a 400 response.
 absl::StatusOr<HttpRequest> Convert(http::request<http::string_body>& raw) {
   HttpRequest request;
@@ -32,8 +34,11 @@ absl::StatusOr<HttpRequest> Convert(http::request<http::string_body>& raw) {
   auto target = urls::parse_origin_form(raw.target());
   if (!target) return absl::InvalidArgumentError("malformed request target");
   request.path = std::string(target->encoded_path());
+  // Reserved up front: growing them allocated again on every request.
+  request.segments.reserve(8);
   for (auto segment : target->segments()) request.segments.push_back(std::string(segment));
   for (auto param : target->params()) request.query[param.key] = param.value;
+  request.headers.reserve(16);
   for (const auto& field : raw) {
     request.headers[absl::AsciiStrToLower(std::string(field.name_string()))] =
         std::string(field.value());
@@ -75,7 +80,8 @@ class HttpSession : public std::enable_shared_from_this<HttpSession> {
     http::request<http::string_body> raw = parser_->release();
     keep_alive_ = raw.keep_alive();
     started_ = absl::Now();
-    request_line_ = std::string(raw.method_string()) + " " + std::string(raw.target());
+    request_line_.clear();
+    absl::StrAppend(&request_line_, View(raw.method_string()), " ", View(raw.target()));
     absl::StatusOr<HttpRequest> request = Convert(raw);
     if (!request.ok()) return Reject(400, "invalid_argument", request.status().message());
     if (state_->draining.load()) {

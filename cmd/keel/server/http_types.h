@@ -11,6 +11,8 @@
 #include <utility>
 #include <vector>
 
+#include "absl/container/flat_hash_map.h"
+
 namespace keel::server {
 
 struct HttpRequest {
@@ -18,7 +20,9 @@ struct HttpRequest {
   std::string path;    // The path as sent (percent-encoded), for messages and logs.
   std::vector<std::string> segments;  // Decoded path segments.
   std::map<std::string, std::string> query;  // Decoded query parameters (last one wins).
-  std::map<std::string, std::string> headers;  // Lower-case names.
+  // Lower-case names. A flat map: a publish carries a handful of headers,
+  // and a tree allocated a node for each on every request.
+  absl::flat_hash_map<std::string, std::string> headers;
   std::string body;
 
   std::string Header(const std::string& lower_name) const {

@@ -24,7 +24,7 @@ server::HttpRequest PublishRequest(const std::string& stream, std::string body,
   request.method = "POST";
   request.path = absl::StrCat("/v1/streams/", stream, "/events");
   request.segments = {"v1", "streams", stream, "events"};
-  request.headers = std::move(headers);
+  request.headers.insert(headers.begin(), headers.end());
   request.headers["content-type"] = "application/json";
   request.body = std::move(body);
   return request;

@@ -44,8 +44,8 @@ uint16_t Check(absl::string_view body) {
 uint64_t StreamFingerprint(absl::string_view stream) { return Fnv1a64(stream); }
 
 std::string Cursor::Encode() const {
-  std::string token;
-  AppendTo(token);
+  std::string token(kTokenChars, '\0');
+  EncodeTo(token.data());
   return token;
 }
 
@@ -53,7 +53,7 @@ std::string Cursor::Encode() const {
 // every event in a page carries a token, and the escape's temporary strings
 // were a measurable part of building them. 27 bytes are 9 whole groups of
 // three, so the token never needs padding.
-void Cursor::AppendTo(std::string& out) const {
+void Cursor::EncodeTo(char* token) const {
   static constexpr char kAlphabet[] =
       "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_";
   uint8_t body[kTokenBytes];
@@ -65,7 +65,6 @@ void Cursor::AppendTo(std::string& out) const {
       Check(absl::string_view(reinterpret_cast<const char*>(body), kBodySize));
   body[kBodySize] = static_cast<uint8_t>(check >> 8);
   body[kBodySize + 1] = static_cast<uint8_t>(check & 0xff);
-  char token[kTokenChars];
   for (size_t in = 0, at = 0; in < kTokenBytes; in += 3, at += 4) {
     const uint32_t group = (uint32_t{body[in]} << 16) | (uint32_t{body[in + 1]} << 8) | body[in + 2];
     token[at] = kAlphabet[group >> 18];
@@ -73,7 +72,6 @@ void Cursor::AppendTo(std::string& out) const {
     token[at + 2] = kAlphabet[(group >> 6) & 63];
     token[at + 3] = kAlphabet[group & 63];
   }
-  out.append(token, kTokenChars);
 }
 
 absl::StatusOr<Cursor> Cursor::Decode(absl::string_view token) {

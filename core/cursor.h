@@ -41,8 +41,8 @@ struct Cursor {
 
   // The printable token.
   std::string Encode() const;
-  // Appends the same token to `out` (no temporary string).
-  void AppendTo(std::string& out) const;
+  // Writes the same token's kTokenSize characters to `token` (no string).
+  void EncodeTo(char* token) const;
   // Parses a token; kInvalidCursor when it is malformed or fails its check.
   static absl::StatusOr<Cursor> Decode(absl::string_view token);
 

@@ -93,9 +93,9 @@ void AppendRfc3339(absl::Time time, std::string& out) {
 }
 
 void AppendEventJson(const Event& event, uint64_t epoch, std::string& out) {
-  std::string cursor;
-  Cursor::For(event.stream, epoch, event.sequence).AppendTo(cursor);
-  AppendEventJson(event, cursor, out);
+  char cursor[Cursor::kTokenSize];
+  Cursor::For(event.stream, epoch, event.sequence).EncodeTo(cursor);
+  AppendEventJson(event, absl::string_view(cursor, sizeof(cursor)), out);
 }
 
 // Appended piece by piece: this runs once per event of every SSE frame and

@@ -23,34 +23,29 @@ void AppendData(absl::string_view data, std::string& out) {
   out += "\n\n";
 }
 
-// memchr, not find_first_of: Abseil's builds a table of the set per call,
-// and this runs once per event frame.
+// memchr, not find_first_of: Abseil's builds a table of the set per call.
 bool HasLineBreak(absl::string_view text) {
   return memchr(text.data(), '\n', text.size()) != nullptr ||
          memchr(text.data(), '\r', text.size()) != nullptr;
 }
 
-// An event's frame, its JSON written straight into `out`. JSON escapes line
-// breaks inside strings, but a JSON payload is embedded as published, and a
-// library publisher's may span lines: then the data is split after all.
+// An event's frame, its JSON written straight after `data: `. Every string
+// in the JSON is escaped, so only a JSON payload, embedded as published, can
+// hold a line break (a library publisher's may span lines); such an event's
+// data is split into lines.
 void AppendEventFrame(const Event& event, uint64_t epoch, std::string& out) {
-  out += "id: ";
-  const size_t token_at = out.size();
-  Cursor::For(event.stream, epoch, event.sequence).AppendTo(out);
   char token[Cursor::kTokenSize];
-  out.copy(token, sizeof(token), token_at);
-  absl::StrAppend(&out, "\nevent: ", event.type, "\n");
-  const size_t json_at = out.size();
-  out += "data: ";
-  AppendEventJson(event, absl::string_view(token, sizeof(token)), out);
-  const absl::string_view json = absl::string_view(out).substr(json_at + 6);
-  if (!HasLineBreak(json)) {
-    out += "\n\n";
-    return;
+  Cursor::For(event.stream, epoch, event.sequence).EncodeTo(token);
+  const absl::string_view cursor(token, sizeof(token));
+  absl::StrAppend(&out, "id: ", cursor, "\nevent: ", event.type, "\n");
+  if (event.content_type == kJsonContentType && HasLineBreak(event.payload)) {
+    std::string json;
+    AppendEventJson(event, cursor, json);
+    return AppendData(json, out);
   }
-  const std::string lines(json);
-  out.resize(json_at);
-  AppendData(lines, out);
+  out += "data: ";
+  AppendEventJson(event, cursor, out);
+  out += "\n\n";
 }
 
 uint64_t Attribute(const Event& notice, const char* key) {

@@ -134,18 +134,33 @@ void AppendEventJson(const Event& event, absl::string_view cursor, std::string& 
   out.push_back('}');
 }
 
+// Written in place (cursor on the stack, strings quoted into `out`): a
+// batch's response is one receipt per event.
+void AppendReceiptJson(const Receipt& receipt, std::string& out) {
+  char cursor[Cursor::kTokenSize];
+  receipt.cursor.EncodeTo(cursor);
+  out += "{\"stream\":";
+  AppendJsonString(receipt.stream, out);
+  absl::StrAppend(&out, ",\"sequence\":", receipt.sequence, ",\"cursor\":\"",
+                  absl::string_view(cursor, sizeof(cursor)), "\",\"id\":");
+  AppendJsonString(receipt.id, out);
+  out += receipt.duplicate ? ",\"duplicate\":true}" : ",\"duplicate\":false}";
+}
+
 std::string ReceiptJson(const Receipt& receipt) {
-  return absl::StrCat("{\"stream\":", JsonString(receipt.stream),
-                      ",\"sequence\":", receipt.sequence, ",\"cursor\":\"",
-                      receipt.cursor.Encode(), "\",\"id\":", JsonString(receipt.id),
-                      ",\"duplicate\":", receipt.duplicate ? "true" : "false", "}");
+  std::string out;
+  AppendReceiptJson(receipt, out);
+  return out;
 }
 
 std::string ReceiptsJson(absl::Span<const Receipt> receipts) {
-  std::string out = "{\"receipts\":[";
+  std::string out;
+  // About what one receipt takes with a short stream name.
+  out.reserve(16 + receipts.size() * 160);
+  out += "{\"receipts\":[";
   for (size_t i = 0; i < receipts.size(); ++i) {
     if (i > 0) out.push_back(',');
-    out += ReceiptJson(receipts[i]);
+    AppendReceiptJson(receipts[i], out);
   }
   out += "]}";
   return out;

@@ -29,6 +29,7 @@ void AppendEventJson(const Event& event, uint64_t epoch, std::string& out);
 void AppendEventJson(const Event& event, absl::string_view cursor, std::string& out);
 
 std::string ReceiptJson(const Receipt& receipt);
+void AppendReceiptJson(const Receipt& receipt, std::string& out);
 std::string ReceiptsJson(absl::Span<const Receipt> receipts);
 std::string PageJson(const ReplayPage& page, absl::string_view stream, uint64_t epoch);
 std::string StreamInfoJson(const StreamInfo& info);

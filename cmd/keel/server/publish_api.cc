@@ -234,7 +234,11 @@ HttpResponse Api::PublishToTopic(const std::string& topic, PublishBody body) {
     if (i > 0) out.push_back(',');
     const absl::StatusOr<Receipt>& result = (*results)[i];
     all_ok = all_ok && result.ok();
-    out += result.ok() ? ReceiptJson(*result) : ErrorResponse(result.status()).body;
+    if (result.ok()) {
+      AppendReceiptJson(*result, out);
+    } else {
+      out += ErrorResponse(result.status()).body;
+    }
     if (result.ok()) metrics_.CountPublished(1, bytes[i]);
   }
   out += "]}";

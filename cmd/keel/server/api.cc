@@ -21,7 +21,7 @@ constexpr size_t kDefaultPageLimit = 100;
 constexpr size_t kDefaultListLimit = 1000;
 
 EventFilter FilterOf(const HttpRequest& request) {
-  return EventFilter{request.Query("tenant"), request.Query("type")};
+  return EventFilter{std::string(request.Query("tenant")), std::string(request.Query("type"))};
 }
 
 }  // namespace
@@ -211,7 +211,7 @@ absl::StatusOr<SubscribeOptions> Api::SseSubscribeOptions(const HttpRequest& req
   SubscribeOptions options;
   options.stream = request.segments[2];
   KEEL_RETURN_IF_ERROR(ValidateStreamName(options.stream));
-  const std::string last_event_id = request.Header("last-event-id");
+  const absl::string_view last_event_id = request.Header("last-event-id");
   if (!last_event_id.empty()) {
     KEEL_ASSIGN_OR_RETURN(options.after, Position::Parse(last_event_id));
   } else {

@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "absl/container/flat_hash_map.h"
+#include "absl/strings/string_view.h"
 
 namespace keel::server {
 
@@ -19,26 +20,31 @@ struct HttpRequest {
   std::string method;  // "GET", "POST", ...
   std::string path;    // The path as sent (percent-encoded), for messages and logs.
   std::vector<std::string> segments;  // Decoded path segments.
-  std::map<std::string, std::string> query;  // Decoded query parameters (last one wins).
+  // Decoded query parameters (last one wins).
+  std::map<std::string, std::string, std::less<>> query;
   // Lower-case names. A flat map: a publish carries a handful of headers,
   // and a tree allocated a node for each on every request.
   absl::flat_hash_map<std::string, std::string> headers;
   std::string body;
 
-  std::string Header(const std::string& lower_name) const {
+  // Views into this request ("" when absent): looking up and reading a
+  // header or parameter copies nothing.
+  absl::string_view Header(absl::string_view lower_name) const {
     auto it = headers.find(lower_name);
-    return it == headers.end() ? std::string() : it->second;
+    return it == headers.end() ? absl::string_view() : absl::string_view(it->second);
   }
-  std::string Query(const std::string& name) const {
+  absl::string_view Query(absl::string_view name) const {
     auto it = query.find(name);
-    return it == query.end() ? std::string() : it->second;
+    return it == query.end() ? absl::string_view() : absl::string_view(it->second);
   }
-  bool HasQuery(const std::string& name) const { return query.count(name) > 0; }
+  bool HasQuery(absl::string_view name) const { return query.find(name) != query.end(); }
 };
 
 struct HttpResponse {
   int status = 200;
-  std::string content_type = "application/json";
+  // A string literal (each response names one of a few fixed types): a
+  // string member allocated on every response for "application/json".
+  absl::string_view content_type = "application/json";
   std::string body;
   std::vector<std::pair<std::string, std::string>> headers;
 };

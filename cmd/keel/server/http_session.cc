@@ -3,15 +3,24 @@
 // The session's handlers all run on its I/O thread's context (one thread,
 // so no strand is needed); handlers that may block run on the blocking
 // pool, and the response is written back on the session's context.
+//
+// The session reads and writes its socket directly, not through Beast's
+// tcp_stream: that armed and cancelled a timer around every read and every
+// write, two timer-queue round trips per request. Here one timer per
+// session enforces the idle timeout: each socket operation sets a deadline,
+// and the timer, when it fires, closes a connection past its deadline or
+// sleeps until the current one.
 #include <boost/asio/dispatch.hpp>
 #include <boost/asio/post.hpp>
-#include <boost/beast/core.hpp>
-#include <boost/beast/http.hpp>
-#include <boost/url/parse.hpp>
+#include <boost/asio/steady_timer.hpp>
+#include <boost/asio/write.hpp>
+#include <boost/beast/core/flat_buffer.hpp>
+#include <boost/beast/http/error.hpp>
+#include <boost/beast/http/read.hpp>
 
-#include "absl/strings/ascii.h"
 #include "absl/strings/str_cat.h"
 #include "cmd/keel/server/http_errors.h"
+#include "cmd/keel/server/request_parser.h"
 #include "cmd/keel/server/sessions.h"
 #include "cmd/keel/server/wire_response.h"
 
@@ -21,54 +30,40 @@ namespace {
 namespace beast = boost::beast;
 namespace http = beast::http;
 namespace net = boost::asio;
-namespace urls = boost::urls;
 
-std::chrono::nanoseconds ToChrono(absl::Duration d) { return absl::ToChronoNanoseconds(d); }
-
-absl::string_view View(beast::string_view text) { return {text.data(), text.size()}; }
-
-// Converts a Beast request; a malformed target is a 400 response.
-absl::StatusOr<HttpRequest> Convert(http::request<http::string_body>& raw) {
-  HttpRequest request;
-  request.method = std::string(raw.method_string());
-  auto target = urls::parse_origin_form(raw.target());
-  if (!target) return absl::InvalidArgumentError("malformed request target");
-  request.path = std::string(target->encoded_path());
-  // Reserved up front: growing them allocated again on every request.
-  request.segments.reserve(8);
-  for (auto segment : target->segments()) request.segments.push_back(std::string(segment));
-  for (auto param : target->params()) request.query[param.key] = param.value;
-  request.headers.reserve(16);
-  for (const auto& field : raw) {
-    request.headers[absl::AsciiStrToLower(std::string(field.name_string()))] =
-        std::string(field.value());
-  }
-  request.body = std::move(raw.body());
-  return request;
-}
+using Clock = std::chrono::steady_clock;
+using Timer = net::basic_waitable_timer<Clock, net::wait_traits<Clock>, HttpSocket::executor_type>;
 
 class HttpSession : public std::enable_shared_from_this<HttpSession> {
  public:
-  HttpSession(net::ip::tcp::socket socket, std::shared_ptr<ServerState> state,
-              PublishCoalescer& publishes)
-      : stream_(std::move(socket)), state_(std::move(state)), publishes_(publishes) {}
+  HttpSession(HttpSocket socket, std::shared_ptr<ServerState> state, PublishCoalescer& publishes)
+      : socket_(std::move(socket)),
+        idle_timer_(socket_.get_executor()),
+        state_(std::move(state)),
+        publishes_(publishes),
+        idle_timeout_(absl::ToChronoNanoseconds(state_->options.idle_timeout)) {}
 
   void Run() {
-    net::dispatch(stream_.get_executor(), beast::bind_front_handler(&HttpSession::DoRead,
-                                                                    shared_from_this()));
+    net::dispatch(socket_.get_executor(), [self = shared_from_this()] {
+      self->DoRead();
+      self->WaitIdle(Clock::now() + self->idle_timeout_);
+    });
   }
 
  private:
   void DoRead() {
-    parser_.emplace();
+    parser_.emplace(request_line_);
     parser_->body_limit(state_->options.body_limit);
     parser_->header_limit(static_cast<uint32_t>(state_->options.header_limit));
-    stream_.expires_after(ToChrono(state_->options.idle_timeout));
-    http::async_read(stream_, buffer_, *parser_,
-                     beast::bind_front_handler(&HttpSession::OnRead, shared_from_this()));
+    deadline_ = Clock::now() + idle_timeout_;
+    http::async_read(socket_, buffer_, *parser_,
+                     [self = shared_from_this()](beast::error_code ec, std::size_t) {
+                       self->OnRead(ec);
+                     });
   }
 
-  void OnRead(beast::error_code ec, std::size_t) {
+  void OnRead(beast::error_code ec) {
+    deadline_ = Clock::time_point::max();  // No socket operation until the response.
     if (ec == http::error::body_limit) {
       return Reject(413, "payload_too_large",
                     absl::StrCat("request body exceeds ", state_->options.body_limit, " bytes"));
@@ -76,13 +71,10 @@ class HttpSession : public std::enable_shared_from_this<HttpSession> {
     if (ec == http::error::header_limit) {
       return Reject(431, "headers_too_large", "request headers are too large");
     }
-    if (ec) return Close();  // EOF, timeout, reset or unparsable request.
-    http::request<http::string_body> raw = parser_->release();
-    keep_alive_ = raw.keep_alive();
+    if (ec) return Close();  // EOF, idle timeout, reset or unparsable request.
+    keep_alive_ = parser_->keep_alive();
     started_ = absl::Now();
-    request_line_.clear();
-    absl::StrAppend(&request_line_, View(raw.method_string()), " ", View(raw.target()));
-    absl::StatusOr<HttpRequest> request = Convert(raw);
+    absl::StatusOr<HttpRequest> request = parser_->Release();
     if (!request.ok()) return Reject(400, "invalid_argument", request.status().message());
     if (state_->draining.load()) {
       keep_alive_ = false;
@@ -92,6 +84,23 @@ class HttpSession : public std::enable_shared_from_this<HttpSession> {
     Dispatch(*std::move(request));
   }
 
+  // The idle timeout: the timer sleeps until the current deadline, which
+  // each socket operation moves, and closes the connection once a read or
+  // a write has waited past it. Between a request and its response (the
+  // handler at work) there is no deadline.
+  void WaitIdle(Clock::time_point until) {
+    idle_timer_.expires_at(until);
+    idle_timer_.async_wait([self = shared_from_this()](beast::error_code ec) {
+      if (ec || !self->open_) return;
+      const Clock::time_point now = Clock::now();
+      if (now < self->deadline_) {
+        return self->WaitIdle(std::min(self->deadline_, now + self->idle_timeout_));
+      }
+      beast::error_code ignored;
+      self->socket_.close(ignored);  // The pending operation ends with an error.
+    });
+  }
+
   // Runs the handler on the blocking pool, then writes on the I/O thread; a
   // publish joins the others read in the same pass (PublishCoalescer).
   void Dispatch(HttpRequest request) {
@@ -99,14 +108,14 @@ class HttpSession : public std::enable_shared_from_this<HttpSession> {
     if (Api::IsPublish(request)) {
       return publishes_.Add(std::move(request), [self = shared_from_this()](
                                                             HttpResponse response) {
-        net::dispatch(self->stream_.get_executor(), [self, response = std::move(response)]() mutable {
+        net::dispatch(self->socket_.get_executor(), [self, response = std::move(response)]() mutable {
           self->DoWrite(std::move(response), /*counted=*/true);
         });
       });
     }
     net::post(state_->blocking, [self = shared_from_this(), request = std::move(request)] {
       HttpResponse response = self->state_->api.Handle(request);
-      net::post(self->stream_.get_executor(), [self, response = std::move(response)]() mutable {
+      net::post(self->socket_.get_executor(), [self, response = std::move(response)]() mutable {
         self->DoWrite(std::move(response), /*counted=*/true);
       });
     });
@@ -118,7 +127,7 @@ class HttpSession : public std::enable_shared_from_this<HttpSession> {
   void StartSse(const HttpRequest& request) {
     net::post(state_->blocking, [self = shared_from_this(), request] {
       absl::StatusOr<Api::SseStart> start = self->state_->api.SubscribeSse(request);
-      net::post(self->stream_.get_executor(), [self, start = std::move(start)]() mutable {
+      net::post(self->socket_.get_executor(), [self, start = std::move(start)]() mutable {
         self->OnSubscribed(std::move(start));
       });
     });
@@ -127,8 +136,8 @@ class HttpSession : public std::enable_shared_from_this<HttpSession> {
   void OnSubscribed(absl::StatusOr<Api::SseStart> start) {
     if (!start.ok()) return RejectSse(start.status());
     LogRequest(200);
-    StartSseSession(std::move(stream_), std::move(start->subscription), std::move(start->options),
-                    state_);
+    StopIdleTimer();
+    StartSseSession(socket_, std::move(start->subscription), std::move(start->options), state_);
   }
 
   void RejectSse(const absl::Status& status) {
@@ -154,7 +163,8 @@ class HttpSession : public std::enable_shared_from_this<HttpSession> {
     LogRequest(response.status);
     const bool keep_alive = keep_alive_ && !state_->draining.load();
     out_ = WireResponse(response, state_->options.cors_origin, keep_alive);
-    net::async_write(stream_, net::buffer(out_),
+    deadline_ = Clock::now() + idle_timeout_;
+    net::async_write(socket_, net::buffer(out_),
                      [self = shared_from_this(), counted, keep_alive](beast::error_code ec,
                                                                       std::size_t) {
                        if (counted) self->state_->requests_in_flight.fetch_sub(1);
@@ -164,16 +174,28 @@ class HttpSession : public std::enable_shared_from_this<HttpSession> {
   }
 
   void Close() {
+    StopIdleTimer();
     beast::error_code ignored;
-    stream_.socket().shutdown(net::ip::tcp::socket::shutdown_send, ignored);
+    socket_.shutdown(net::ip::tcp::socket::shutdown_send, ignored);
   }
 
-  beast::tcp_stream stream_;
+  // The timer's handler holds the session: cancelling it lets the session
+  // go as soon as its last operation ends.
+  void StopIdleTimer() {
+    open_ = false;
+    idle_timer_.cancel();
+  }
+
+  HttpSocket socket_;
+  Timer idle_timer_;
   beast::flat_buffer buffer_;
   std::string out_;  // The response being written (one write in flight).
-  std::optional<http::request_parser<http::string_body>> parser_;
+  std::optional<RequestParser> parser_;
   std::shared_ptr<ServerState> state_;
   PublishCoalescer& publishes_;
+  const Clock::duration idle_timeout_;
+  Clock::time_point deadline_ = Clock::time_point::max();  // Of the socket operation pending.
+  bool open_ = true;  // Until closed or handed to an SSE session.
   bool keep_alive_ = true;
   absl::Time started_;
   std::string request_line_;  // "METHOD target", for the request log.
@@ -181,7 +203,7 @@ class HttpSession : public std::enable_shared_from_this<HttpSession> {
 
 }  // namespace
 
-void StartHttpSession(net::ip::tcp::socket socket, std::shared_ptr<ServerState> state,
+void StartHttpSession(HttpSocket socket, std::shared_ptr<ServerState> state,
                       PublishCoalescer& publishes) {
   std::make_shared<HttpSession>(std::move(socket), std::move(state), publishes)->Run();
 }

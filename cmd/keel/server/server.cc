@@ -106,7 +106,7 @@ class Server::Impl {
   void DoAccept() {
     IoThread& io = *io_[next_io_++ % io_.size()];
     acceptor_.async_accept(io.context, [this, &io](boost::system::error_code ec,
-                                                   tcp::socket socket) {
+                                                   HttpSocket socket) {
       if (ec == net::error::operation_aborted || !acceptor_.is_open()) return;
       if (!ec) {
         socket.set_option(tcp::no_delay(true), ec);

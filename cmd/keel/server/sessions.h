@@ -6,8 +6,8 @@
 
 #include <memory>
 
+#include <boost/asio/io_context.hpp>
 #include <boost/asio/ip/tcp.hpp>
-#include <boost/beast/core/tcp_stream.hpp>
 
 #include "cmd/keel/server/publish_coalescer.h"
 #include "cmd/keel/server/server_state.h"
@@ -15,15 +15,21 @@
 
 namespace keel::server {
 
+// A connection of the request/response threads, bound to its thread's
+// context: a concrete executor, where the default socket type copies a
+// type-erased one in and out of every operation.
+using HttpSocket =
+    boost::asio::basic_stream_socket<boost::asio::ip::tcp, boost::asio::io_context::executor_type>;
+
 // `publishes` joins the publishes of the I/O thread that runs the session.
-void StartHttpSession(boost::asio::ip::tcp::socket socket, std::shared_ptr<ServerState> state,
+void StartHttpSession(HttpSocket socket, std::shared_ptr<ServerState> state,
                       PublishCoalescer& publishes);
 
-// Takes over the connection of `stream`, moves it to one of the SSE threads
-// (ServerState::sse) and streams `subscription`, made with `options`, as
-// text/event-stream. A filtered subscription (tenant or type) also gets
+// Takes over the connection of `socket` (leaving it closed), moves it to
+// one of the SSE threads (ServerState::sse) and streams `subscription`,
+// made with `options`, as text/event-stream. A filtered subscription (tenant or type) also gets
 // id-only watermark frames (rfcs/0004-http-api.md).
-void StartSseSession(boost::beast::tcp_stream stream, std::unique_ptr<Subscription> subscription,
+void StartSseSession(HttpSocket& socket, std::unique_ptr<Subscription> subscription,
                      SubscribeOptions options, std::shared_ptr<ServerState> state);
 
 }  // namespace keel::server

@@ -440,10 +440,9 @@ class SseSession : public std::enable_shared_from_this<SseSession>, public SseMe
 
 // Moves the connection from the request/response threads to the SSE
 // threads: nothing is pending on it between the request and the response.
-void StartSseSession(beast::tcp_stream stream, std::unique_ptr<Subscription> subscription,
+void StartSseSession(HttpSocket& from, std::unique_ptr<Subscription> subscription,
                      SubscribeOptions options, std::shared_ptr<ServerState> state) {
   beast::error_code ec;
-  net::ip::tcp::socket& from = stream.socket();
   const net::ip::tcp protocol = from.local_endpoint(ec).protocol();
   if (ec) return;  // The client already went away.
   SseThreads::Thread& thread = state->sse->Next();

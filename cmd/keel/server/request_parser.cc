@@ -1,8 +1,7 @@
 #include "cmd/keel/server/request_parser.h"
 
-#include <utility>
-
 #include <boost/url/parse.hpp>
+#include <utility>
 
 #include "absl/strings/ascii.h"
 #include "core/errors.h"

@@ -1,0 +1,92 @@
+// The daemon's idle timeout on request/response connections, seen from a
+// plain socket: a connection that stops mid-request is closed, one that
+// keeps making requests stays open for longer than the timeout.
+#include <arpa/inet.h>
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <sys/time.h>
+#include <unistd.h>
+
+#include <string>
+
+#include "absl/time/clock.h"
+#include "tests/cmd/daemon/daemon_fixture.h"
+#include "tests/testing/status_matchers.h"
+
+namespace keel::daemon_test {
+namespace {
+
+using ::testing::StartsWith;
+
+// A blocking loopback connection whose reads give up after 10 s, so that a
+// connection the daemon wrongly keeps open fails the test instead of hanging.
+class RawConnection {
+ public:
+  explicit RawConnection(uint16_t port) : fd_(socket(AF_INET, SOCK_STREAM, 0)) {
+    timeval timeout{10, 0};
+    setsockopt(fd_, SOL_SOCKET, SO_RCVTIMEO, &timeout, sizeof(timeout));
+    sockaddr_in address{};
+    address.sin_family = AF_INET;
+    address.sin_port = htons(port);
+    address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    connected_ = connect(fd_, reinterpret_cast<sockaddr*>(&address), sizeof(address)) == 0;
+  }
+  ~RawConnection() { close(fd_); }
+
+  bool connected() const { return connected_; }
+  void Send(const std::string& bytes) {
+    ASSERT_EQ(send(fd_, bytes.data(), bytes.size(), MSG_NOSIGNAL),
+              static_cast<ssize_t>(bytes.size()));
+  }
+
+  // What one read returns: the bytes, "" at end of stream, or "<timeout>".
+  std::string Read() {
+    char buffer[4096];
+    const ssize_t n = recv(fd_, buffer, sizeof(buffer), 0);
+    if (n < 0) return "<timeout>";
+    return std::string(buffer, static_cast<size_t>(n));
+  }
+
+ private:
+  const int fd_;
+  bool connected_ = false;
+};
+
+const char kHealthz[] = "GET /healthz HTTP/1.1\r\nHost: keel\r\n\r\n";
+
+TEST(IdleTimeoutTest, AConnectionThatStopsMidRequestIsClosed) {
+  DaemonOptions options;
+  options.server.idle_timeout = absl::Milliseconds(200);
+  InProcessDaemon daemon(options);
+  ASSERT_OK(daemon.Start());
+  RawConnection connection(daemon.port());
+  ASSERT_TRUE(connection.connected());
+
+  connection.Send("POST /v1/streams/s/events HTTP/1.1\r\nHost: keel\r\n");
+
+  EXPECT_EQ(connection.Read(), "") << "the daemon closes the connection, answering nothing";
+}
+
+TEST(IdleTimeoutTest, AConnectionInUseOutlivesTheTimeout) {
+  DaemonOptions options;
+  options.server.idle_timeout = absl::Milliseconds(500);
+  InProcessDaemon daemon(options);
+  ASSERT_OK(daemon.Start());
+  RawConnection connection(daemon.port());
+  ASSERT_TRUE(connection.connected());
+
+  // Six requests 150 ms apart: 900 ms on one connection, each pause well
+  // inside the timeout.
+  for (int i = 0; i < 6; ++i) {
+    connection.Send(kHealthz);
+    EXPECT_THAT(connection.Read(), StartsWith("HTTP/1.1 200")) << "request " << i;
+    absl::SleepFor(absl::Milliseconds(150));
+  }
+  // Then idle: closed.
+  EXPECT_EQ(connection.Read(), "");
+}
+
+}  // namespace
+}  // namespace keel::daemon_test

@@ -1,0 +1,112 @@
+// RequestParser: the bytes of an HTTP/1.1 request, fed as a socket would
+// deliver them, come out as the HttpRequest the API handlers read.
+#include "cmd/keel/server/request_parser.h"
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <boost/asio/buffer.hpp>
+#include <boost/beast/http/error.hpp>
+
+namespace keel::server {
+namespace {
+
+using ::testing::ElementsAre;
+using ::testing::Pair;
+using ::testing::UnorderedElementsAre;
+
+// Feeds `wire` in pieces of `piece` bytes (as reads that split the request
+// anywhere would); returns the parser's first error other than need_more.
+boost::beast::error_code Feed(RequestParser& parser, const std::string& wire, size_t piece) {
+  std::string pending;
+  for (size_t at = 0; at < wire.size(); at += piece) {
+    pending += wire.substr(at, piece);
+    // As Beast's read loop: the parser stops after the header, and
+    // continues with the body on the next call.
+    while (!pending.empty() && !parser.is_done()) {
+      boost::beast::error_code ec;
+      const size_t used = parser.put(boost::asio::buffer(pending), ec);
+      pending.erase(0, used);
+      if (ec == boost::beast::http::error::need_more) break;
+      if (ec) return ec;
+    }
+  }
+  return {};
+}
+
+TEST(RequestParserTest, FieldsTargetAndBodyArriveWhereHandlersReadThem) {
+  for (size_t piece : {size_t{1}, size_t{7}, size_t{4096}}) {
+    std::string line;
+    RequestParser parser(line);
+    const std::string wire =
+        "POST /v1/streams/orders%2Feu/events?tenant=a%20b&limit=5&tenant=c HTTP/1.1\r\n"
+        "Host: example\r\nContent-Type: application/json\r\nX-Mixed-CASE: Value\r\n"
+        "Content-Length: 11\r\n\r\n{\"type\":1}\n";
+    ASSERT_FALSE(Feed(parser, wire, piece)) << piece;
+    ASSERT_TRUE(parser.is_done()) << piece;
+    EXPECT_TRUE(parser.keep_alive());
+    EXPECT_EQ(line, "POST /v1/streams/orders%2Feu/events?tenant=a%20b&limit=5&tenant=c");
+
+    absl::StatusOr<HttpRequest> request = parser.Release();
+    ASSERT_TRUE(request.ok()) << request.status();
+    EXPECT_EQ(request->method, "POST");
+    EXPECT_EQ(request->path, "/v1/streams/orders%2Feu/events");
+    EXPECT_THAT(request->segments, ElementsAre("v1", "streams", "orders/eu", "events"));
+    EXPECT_THAT(request->query, UnorderedElementsAre(Pair("tenant", "c"), Pair("limit", "5")));
+    EXPECT_EQ(request->Header("content-type"), "application/json");
+    EXPECT_EQ(request->Header("x-mixed-case"), "Value") << "names are kept lower-case";
+    EXPECT_EQ(request->Header("absent"), "");
+    EXPECT_EQ(request->body, "{\"type\":1}\n");
+  }
+}
+
+TEST(RequestParserTest, AChunkedBodyIsJoined) {
+  std::string line;
+  RequestParser parser(line);
+  const std::string wire =
+      "POST /v1/streams/s/events HTTP/1.1\r\nTransfer-Encoding: chunked\r\n\r\n"
+      "5\r\n[{\"ty\r\n9\r\npe\":\"t\"}]\r\n0\r\n\r\n";
+  ASSERT_FALSE(Feed(parser, wire, 3));
+  ASSERT_TRUE(parser.is_done());
+  absl::StatusOr<HttpRequest> request = parser.Release();
+  ASSERT_TRUE(request.ok());
+  EXPECT_EQ(request->body, "[{\"type\":\"t\"}]");
+}
+
+TEST(RequestParserTest, ARepeatedHeaderKeepsItsLastValue) {
+  std::string line;
+  RequestParser parser(line);
+  ASSERT_FALSE(
+      Feed(parser, "GET / HTTP/1.1\r\nIdempotency-Key: a\r\nidempotency-key: b\r\n\r\n", 64));
+  absl::StatusOr<HttpRequest> request = parser.Release();
+  ASSERT_TRUE(request.ok());
+  EXPECT_EQ(request->Header("idempotency-key"), "b");
+}
+
+TEST(RequestParserTest, HttpOneZeroWithoutKeepAliveClosesTheConnection) {
+  std::string line;
+  RequestParser parser(line);
+  ASSERT_FALSE(Feed(parser, "GET /healthz HTTP/1.0\r\n\r\n", 64));
+  ASSERT_TRUE(parser.is_done());
+  EXPECT_FALSE(parser.keep_alive());
+}
+
+TEST(RequestParserTest, AMalformedTargetIsAnInvalidArgument) {
+  std::string line;
+  RequestParser parser(line);
+  ASSERT_FALSE(Feed(parser, "GET /a%zz HTTP/1.1\r\n\r\n", 64));
+  ASSERT_TRUE(parser.is_done());
+  absl::StatusOr<HttpRequest> request = parser.Release();
+  EXPECT_EQ(request.status().code(), absl::StatusCode::kInvalidArgument);
+}
+
+TEST(RequestParserTest, ABodyOverTheLimitIsRefusedBeforeItIsRead) {
+  std::string line;
+  RequestParser parser(line);
+  parser.body_limit(10);
+  EXPECT_EQ(Feed(parser, "POST / HTTP/1.1\r\nContent-Length: 11\r\n\r\n", 64),
+            boost::beast::http::error::body_limit);
+}
+
+}  // namespace
+}  // namespace keel::server

@@ -162,7 +162,7 @@ class HttpSession : public std::enable_shared_from_this<HttpSession> {
   void DoWrite(HttpResponse response, bool counted) {
     LogRequest(response.status);
     const bool keep_alive = keep_alive_ && !state_->draining.load();
-    out_ = WireResponse(response, state_->options.cors_origin, keep_alive);
+    WireResponse(response, state_->options.cors_origin, keep_alive, out_);
     deadline_ = Clock::now() + idle_timeout_;
     net::async_write(socket_, net::buffer(out_),
                      [self = shared_from_this(), counted, keep_alive](beast::error_code ec,

@@ -147,16 +147,21 @@ void AppendReceiptJson(const Receipt& receipt, std::string& out) {
   out += receipt.duplicate ? ",\"duplicate\":true}" : ",\"duplicate\":false}";
 }
 
+// About what one receipt takes with a short stream name: growing the
+// string to it reallocated three or four times.
+constexpr size_t kReceiptBytes = 160;
+
 std::string ReceiptJson(const Receipt& receipt) {
   std::string out;
+  out.reserve(kReceiptBytes + receipt.stream.size());
   AppendReceiptJson(receipt, out);
   return out;
 }
 
 std::string ReceiptsJson(absl::Span<const Receipt> receipts) {
   std::string out;
-  // About what one receipt takes with a short stream name.
-  out.reserve(16 + receipts.size() * 160);
+  const size_t stream_bytes = receipts.empty() ? 0 : receipts.front().stream.size();
+  out.reserve(16 + receipts.size() * (kReceiptBytes + stream_bytes));
   out += "{\"receipts\":[";
   for (size_t i = 0; i < receipts.size(); ++i) {
     if (i > 0) out.push_back(',');

@@ -31,6 +31,7 @@
 #include <boost/asio/thread_pool.hpp>
 
 #include "absl/base/thread_annotations.h"
+#include "absl/functional/any_invocable.h"
 #include "cmd/keel/server/api.h"
 #include "cmd/keel/server/http_types.h"
 #include "core/mutex.h"
@@ -39,7 +40,9 @@ namespace keel::server {
 
 class PublishCoalescer {
  public:
-  using Reply = std::function<void(HttpResponse)>;
+  // Not a std::function: that allocated for every session's reply (a
+  // shared_ptr is not trivially copyable, so it is never stored inline).
+  using Reply = absl::AnyInvocable<void(HttpResponse)>;
 
   // Bodies a flush commits on the I/O thread at most; more go to the pool,
   // so that a burst of large batches holds up an I/O thread's other

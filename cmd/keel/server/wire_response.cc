@@ -6,13 +6,13 @@
 
 namespace keel::server {
 
-std::string WireResponse(const HttpResponse& response, absl::string_view cors_origin,
-                         bool keep_alive) {
+void WireResponse(const HttpResponse& response, absl::string_view cors_origin, bool keep_alive,
+                  std::string& out) {
   const int status = response.status;
   const bool has_body = status >= 200 && status != 204 && status != 304;
   const auto reason = boost::beast::http::obsolete_reason(
       static_cast<boost::beast::http::status>(status));
-  std::string out;
+  out.clear();
   out.reserve(160 + response.body.size());
   absl::StrAppend(&out, "HTTP/1.1 ", status, " ", absl::string_view(reason.data(), reason.size()),
                   "\r\nContent-Type: ", response.content_type, "\r\n");
@@ -22,7 +22,6 @@ std::string WireResponse(const HttpResponse& response, absl::string_view cors_or
   if (!keep_alive) out += "Connection: close\r\n";
   out += "\r\n";
   if (has_body) out += response.body;
-  return out;
 }
 
 }  // namespace keel::server

@@ -17,9 +17,16 @@ namespace keel::server {
 // The status line, Content-Type, Access-Control-Allow-Origin (unless
 // `cors_origin` is empty), the response's own headers, Content-Length
 // (except for 1xx, 204 and 304), "Connection: close" unless `keep_alive`,
-// then the body.
-std::string WireResponse(const HttpResponse& response, absl::string_view cors_origin,
-                         bool keep_alive);
+// then the body. Written into `out`, replacing what it held: a session
+// reuses one buffer for all its responses.
+void WireResponse(const HttpResponse& response, absl::string_view cors_origin, bool keep_alive,
+                  std::string& out);
+inline std::string WireResponse(const HttpResponse& response, absl::string_view cors_origin,
+                                bool keep_alive) {
+  std::string out;
+  WireResponse(response, cors_origin, keep_alive, out);
+  return out;
+}
 
 }  // namespace keel::server
 

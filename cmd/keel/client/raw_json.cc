@@ -1,5 +1,7 @@
 #include "cmd/keel/client/raw_json.h"
 
+#include <cstring>
+
 #include "absl/functional/function_ref.h"
 #include "absl/strings/ascii.h"
 
@@ -11,14 +13,22 @@ size_t SkipSpace(absl::string_view text, size_t pos) {
   return pos;
 }
 
-// Position just past the string starting at `pos` (a quote).
+bool IsJsonSpace(char c) { return c == ' ' || c == '\t' || c == '\n' || c == '\r'; }
+
+// Position just past the string starting at `pos` (a quote). Looks for
+// quotes with memchr rather than stepping a byte at a time (most of an
+// event's bytes are in strings): a quote closes the string unless an odd
+// number of backslashes precedes it.
 size_t SkipString(absl::string_view text, size_t pos) {
-  for (++pos; pos < text.size(); ++pos) {
-    if (text[pos] == '\\') {
-      ++pos;
-    } else if (text[pos] == '"') {
-      return pos + 1;
-    }
+  const size_t first = pos + 1;
+  for (size_t from = first; from < text.size();) {
+    const void* found = memchr(text.data() + from, '"', text.size() - from);
+    if (found == nullptr) break;
+    const size_t quote = static_cast<size_t>(static_cast<const char*>(found) - text.data());
+    size_t backslashes = 0;
+    while (quote - backslashes > first && text[quote - backslashes - 1] == '\\') ++backslashes;
+    if (backslashes % 2 == 0) return quote + 1;
+    from = quote + 1;
   }
   return text.size();
 }
@@ -106,6 +116,26 @@ std::vector<absl::string_view> RawElements(absl::string_view array) {
     if (pos < array.size() && array[pos] == ',') pos = SkipSpace(array, pos + 1);
   }
   return elements;
+}
+
+std::string RawCompact(absl::string_view value) {
+  std::string out;
+  out.reserve(value.size());
+  size_t pos = 0;
+  while (pos < value.size()) {
+    size_t end = pos;
+    if (value[pos] == '"') {
+      end = SkipString(value, pos);
+    } else if (IsJsonSpace(value[pos])) {
+      ++pos;
+      continue;
+    } else {
+      while (end < value.size() && value[end] != '"' && !IsJsonSpace(value[end])) ++end;
+    }
+    out.append(value.data() + pos, end - pos);  // A string or a run of other tokens.
+    pos = end;
+  }
+  return out;
 }
 
 }  // namespace keel::client

@@ -11,6 +11,7 @@
 #define KEEL_CMD_KEEL_CLIENT_RAW_JSON_H_
 
 #include <optional>
+#include <string>
 #include <vector>
 
 #include "absl/strings/string_view.h"
@@ -27,6 +28,10 @@ std::optional<absl::string_view> RawUniqueMember(absl::string_view object, absl:
 
 // The raw texts of the elements of a JSON array (empty if `array` is not one).
 std::vector<absl::string_view> RawElements(absl::string_view array);
+
+// `value` without the whitespace between its tokens; strings, numbers and
+// literals are kept as written.
+std::string RawCompact(absl::string_view value);
 
 }  // namespace keel::client
 

@@ -40,28 +40,6 @@ absl::Status ParseAttributes(const json::object& object, absl::string_view where
   return absl::OkStatus();
 }
 
-// `raw` (valid JSON) without the whitespace between tokens.
-std::string CompactJson(absl::string_view raw) {
-  std::string out;
-  out.reserve(raw.size());
-  bool in_string = false;
-  for (size_t i = 0; i < raw.size(); ++i) {
-    const char c = raw[i];
-    if (in_string) {
-      out.push_back(c);
-      if (c == '\\' && i + 1 < raw.size()) {
-        out.push_back(raw[++i]);
-      } else if (c == '"') {
-        in_string = false;
-      }
-    } else if (c != ' ' && c != '\t' && c != '\n' && c != '\r') {
-      out.push_back(c);
-      in_string = c == '"';
-    }
-  }
-  return out;
-}
-
 // The data as the client wrote it, compacted, so that numbers keep their
 // spelling (1.50 stays 1.50, big integers stay exact) where a DOM round
 // trip would rewrite them. Falls back to serialising the parsed value when
@@ -70,7 +48,7 @@ std::string CompactJson(absl::string_view raw) {
 // parsed again.
 std::string DataText(const json::value& data, absl::string_view raw_event) {
   if (std::optional<absl::string_view> raw = client::RawUniqueMember(raw_event, "data")) {
-    return CompactJson(*raw);
+    return client::RawCompact(*raw);
   }
   return json::serialize(data);
 }

@@ -123,6 +123,20 @@ TEST(RawJsonTest, UniqueMemberRefusesRepeatedAndEscapedNames) {
   EXPECT_EQ(RawMember(R"({"data":1,"data":2})", "data"), "1");
 }
 
+// A quote ends a string unless an odd number of backslashes precedes it.
+TEST(RawJsonTest, StringsEndAtTheirUnescapedQuote) {
+  EXPECT_THAT(RawElements(R"(["a\\", "b\\\"c", "\\\\", "", 1])"),
+              ElementsAre(R"("a\\")", R"("b\\\"c")", R"("\\\\")", R"("")", "1"));
+  EXPECT_EQ(RawMember(R"({"k\\":"v\\\"","data":2})", "data"), "2");
+}
+
+TEST(RawJsonTest, CompactDropsOnlyTheSpaceBetweenTokens) {
+  EXPECT_EQ(RawCompact(" { \"a\" : [ 1.50 , true,\n\"x  y\\\" z\" ] ,\t\"b\":\"\\\\\" } "),
+            R"({"a":[1.50,true,"x  y\" z"],"b":"\\"})");
+  EXPECT_EQ(RawCompact("\"  \""), "\"  \"");
+  EXPECT_EQ(RawCompact("-12e3"), "-12e3");
+}
+
 TEST(TargetTest, EncodesSegmentsAndQuery) {
   EXPECT_EQ(BuildTarget({"v1", "streams"}), "/v1/streams");
   EXPECT_EQ(BuildTarget({"v1", "streams", "a b/c", "events"}, {{"type", "x y"}, {"after", ""}}),

@@ -34,6 +34,15 @@ namespace net = boost::asio;
 using Clock = std::chrono::steady_clock;
 using Timer = net::basic_waitable_timer<Clock, net::wait_traits<Clock>, HttpSocket::executor_type>;
 
+// An infinite idle timeout (`--idle-timeout inf`) is this long: deadlines
+// are `now + timeout`, which must not overflow.
+constexpr Clock::duration kLongestIdleTimeout = std::chrono::hours(24 * 365 * 100);
+
+// The request and response buffers a connection keeps between requests are
+// at most this large: one that once carried a big body or page gives the
+// rest back.
+constexpr size_t kKeptBufferBytes = 64 * 1024;
+
 class HttpSession : public std::enable_shared_from_this<HttpSession> {
  public:
   HttpSession(HttpSocket socket, std::shared_ptr<ServerState> state, PublishCoalescer& publishes)
@@ -41,7 +50,8 @@ class HttpSession : public std::enable_shared_from_this<HttpSession> {
         idle_timer_(socket_.get_executor()),
         state_(std::move(state)),
         publishes_(publishes),
-        idle_timeout_(absl::ToChronoNanoseconds(state_->options.idle_timeout)) {}
+        idle_timeout_(std::min<Clock::duration>(
+            absl::ToChronoNanoseconds(state_->options.idle_timeout), kLongestIdleTimeout)) {}
 
   void Run() {
     net::dispatch(socket_.get_executor(), [self = shared_from_this()] {
@@ -56,10 +66,9 @@ class HttpSession : public std::enable_shared_from_this<HttpSession> {
     parser_->body_limit(state_->options.body_limit);
     parser_->header_limit(static_cast<uint32_t>(state_->options.header_limit));
     deadline_ = Clock::now() + idle_timeout_;
-    http::async_read(socket_, buffer_, *parser_,
-                     [self = shared_from_this()](beast::error_code ec, std::size_t) {
-                       self->OnRead(ec);
-                     });
+    http::async_read(
+        socket_, buffer_, *parser_,
+        [self = shared_from_this()](beast::error_code ec, std::size_t) { self->OnRead(ec); });
   }
 
   void OnRead(beast::error_code ec) {
@@ -106,11 +115,11 @@ class HttpSession : public std::enable_shared_from_this<HttpSession> {
   void Dispatch(HttpRequest request) {
     state_->requests_in_flight.fetch_add(1);
     if (Api::IsPublish(request)) {
-      return publishes_.Add(std::move(request), [self = shared_from_this()](
-                                                            HttpResponse response) {
-        net::dispatch(self->socket_.get_executor(), [self, response = std::move(response)]() mutable {
-          self->DoWrite(std::move(response), /*counted=*/true);
-        });
+      return publishes_.Add(std::move(request), [self = shared_from_this()](HttpResponse response) {
+        net::dispatch(self->socket_.get_executor(),
+                      [self, response = std::move(response)]() mutable {
+                        self->DoWrite(std::move(response), /*counted=*/true);
+                      });
       });
     }
     net::post(state_->blocking, [self = shared_from_this(), request = std::move(request)] {
@@ -164,13 +173,19 @@ class HttpSession : public std::enable_shared_from_this<HttpSession> {
     const bool keep_alive = keep_alive_ && !state_->draining.load();
     WireResponse(response, state_->options.cors_origin, keep_alive, out_);
     deadline_ = Clock::now() + idle_timeout_;
-    net::async_write(socket_, net::buffer(out_),
-                     [self = shared_from_this(), counted, keep_alive](beast::error_code ec,
-                                                                      std::size_t) {
-                       if (counted) self->state_->requests_in_flight.fetch_sub(1);
-                       if (ec || !keep_alive) return self->Close();
-                       self->DoRead();
-                     });
+    net::async_write(
+        socket_, net::buffer(out_),
+        [self = shared_from_this(), counted, keep_alive](beast::error_code ec, std::size_t) {
+          if (counted) self->state_->requests_in_flight.fetch_sub(1);
+          self->TrimBuffers();
+          if (ec || !keep_alive) return self->Close();
+          self->DoRead();
+        });
+  }
+
+  void TrimBuffers() {
+    if (out_.capacity() > kKeptBufferBytes) std::string().swap(out_);
+    if (buffer_.size() == 0 && buffer_.capacity() > kKeptBufferBytes) buffer_.shrink_to_fit();
   }
 
   void Close() {

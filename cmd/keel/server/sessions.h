@@ -25,7 +25,7 @@ using HttpSocket =
 void StartHttpSession(HttpSocket socket, std::shared_ptr<ServerState> state,
                       PublishCoalescer& publishes);
 
-// Takes over the connection of `socket` (leaving it closed), moves it to
+// Takes over the connection of `socket` (leaving it empty), moves it to
 // one of the SSE threads (ServerState::sse) and streams `subscription`,
 // made with `options`, as text/event-stream. A filtered subscription (tenant or type) also gets
 // id-only watermark frames (rfcs/0004-http-api.md).

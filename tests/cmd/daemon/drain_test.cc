@@ -138,6 +138,22 @@ TEST(DrainTest, ARequestOnTheBlockingPoolIsAnsweredAfterAcceptingStopped) {
   ExpectAnsweredAfterAcceptingStopped(daemon, gate);
 }
 
+// The idle timeout applies to reading a request and writing its answer, not
+// to the handler in between: a publish held past it is still answered.
+TEST(DrainTest, APublishHeldPastTheIdleTimeoutIsStillAnswered) {
+  Gate gate;
+  DaemonOptions options = GatedOptions<GatedBus>(gate);
+  options.server.idle_timeout = absl::Milliseconds(100);
+  InProcessDaemon daemon(options);
+  ASSERT_OK(daemon.Start());
+  BackgroundPublish publish(daemon);
+  ASSERT_TRUE(gate.entered.WaitForNotificationWithTimeout(kWait));
+  absl::SleepFor(absl::Milliseconds(500));
+  gate.release.Notify();
+  ASSERT_OK_AND_ASSIGN(PublishedEvent published, publish.Result());
+  EXPECT_EQ(published.sequence, 1u);
+}
+
 // The grace period ends while a publish is committed but not yet answered:
 // Server::Stop keeps the I/O threads until its answer is written.
 TEST(DrainTest, StopWaitsForAPublishAnsweredAfterTheGracePeriod) {

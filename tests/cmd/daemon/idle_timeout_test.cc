@@ -9,6 +9,7 @@
 #include <sys/time.h>
 #include <unistd.h>
 
+#include <cerrno>
 #include <string>
 
 #include "absl/time/clock.h"
@@ -41,11 +42,11 @@ class RawConnection {
               static_cast<ssize_t>(bytes.size()));
   }
 
-  // What one read returns: the bytes, "" at end of stream, or "<timeout>".
+  // What one read returns: the bytes, "" at end of stream, or the error.
   std::string Read() {
     char buffer[4096];
     const ssize_t n = recv(fd_, buffer, sizeof(buffer), 0);
-    if (n < 0) return "<timeout>";
+    if (n < 0) return errno == EAGAIN ? "<timeout>" : "<error>";
     return std::string(buffer, static_cast<size_t>(n));
   }
 
@@ -64,9 +65,27 @@ TEST(IdleTimeoutTest, AConnectionThatStopsMidRequestIsClosed) {
   RawConnection connection(daemon.port());
   ASSERT_TRUE(connection.connected());
 
+  const absl::Time sent = absl::Now();
   connection.Send("POST /v1/streams/s/events HTTP/1.1\r\nHost: keel\r\n");
 
   EXPECT_EQ(connection.Read(), "") << "the daemon closes the connection, answering nothing";
+  // Not at once: the timeout runs from when the daemon started reading.
+  EXPECT_GE(absl::Now() - sent, absl::Milliseconds(150));
+}
+
+TEST(IdleTimeoutTest, AnInfiniteTimeoutKeepsAConnectionOpen) {
+  DaemonOptions options;
+  options.server.idle_timeout = absl::InfiniteDuration();
+  InProcessDaemon daemon(options);
+  ASSERT_OK(daemon.Start());
+  RawConnection connection(daemon.port());
+  ASSERT_TRUE(connection.connected());
+
+  absl::SleepFor(absl::Milliseconds(100));
+  connection.Send(kHealthz);
+  EXPECT_THAT(connection.Read(), StartsWith("HTTP/1.1 200"));
+  connection.Send(kHealthz);
+  EXPECT_THAT(connection.Read(), StartsWith("HTTP/1.1 200"));
 }
 
 TEST(IdleTimeoutTest, AConnectionInUseOutlivesTheTimeout) {

@@ -78,6 +78,7 @@ TEST(RequestParserTest, ARepeatedHeaderKeepsItsLastValue) {
   RequestParser parser(line);
   ASSERT_FALSE(
       Feed(parser, "GET / HTTP/1.1\r\nIdempotency-Key: a\r\nidempotency-key: b\r\n\r\n", 64));
+  ASSERT_TRUE(parser.is_done());
   absl::StatusOr<HttpRequest> request = parser.Release();
   ASSERT_TRUE(request.ok());
   EXPECT_EQ(request->Header("idempotency-key"), "b");
@@ -87,6 +88,14 @@ TEST(RequestParserTest, HttpOneZeroWithoutKeepAliveClosesTheConnection) {
   std::string line;
   RequestParser parser(line);
   ASSERT_FALSE(Feed(parser, "GET /healthz HTTP/1.0\r\n\r\n", 64));
+  ASSERT_TRUE(parser.is_done());
+  EXPECT_FALSE(parser.keep_alive());
+}
+
+TEST(RequestParserTest, ConnectionCloseEndsAnHttpOneOneConnection) {
+  std::string line;
+  RequestParser parser(line);
+  ASSERT_FALSE(Feed(parser, "GET /healthz HTTP/1.1\r\nConnection: close\r\n\r\n", 64));
   ASSERT_TRUE(parser.is_done());
   EXPECT_FALSE(parser.keep_alive());
 }

@@ -4,6 +4,7 @@
 #include <utility>
 
 #include "absl/strings/ascii.h"
+#include "absl/strings/str_split.h"
 #include "core/errors.h"
 
 namespace keel::server {
@@ -15,8 +16,11 @@ void RequestParser::on_request_impl(boost::beast::http::verb, string_view method
   request_line_.push_back(' ');
   target_at_ = request_line_.size();
   request_line_.append(target.data(), target.size());
-  // Reserved up front: growing them allocated again on every request.
-  request_.headers.reserve(16);
+  // Reserved up front: growing it allocated again on every request. Eight
+  // (room for 13) keeps the table under 1 KiB, which malloc serves from its
+  // per-thread cache; 16 took a slower path that also consolidated its free
+  // lists on every request.
+  request_.headers.reserve(8);
 }
 
 void RequestParser::on_field_impl(boost::beast::http::field, string_view name, string_view value,
@@ -41,12 +45,44 @@ std::size_t RequestParser::on_chunk_body_impl(std::uint64_t, string_view body, e
   return on_body_impl(body, ec);
 }
 
+namespace {
+
+// Whether `target` is a plain path: '/' then unreserved characters (RFC
+// 3986) and '/', no segment starting with '.'. Such a target decodes to
+// itself, so its segments are its '/'-separated parts; anything else goes
+// through Boost.URL. (Every publish target is plain, and Boost.URL's parse
+// took about 6% of the user time of a single-event publish.)
+bool IsPlainPath(absl::string_view target) {
+  if (target.empty() || target[0] != '/') return false;
+  for (size_t i = 0; i < target.size(); ++i) {
+    const char c = target[i];
+    if (c == '.' && target[i - 1] == '/') return false;
+    if (!absl::ascii_isalnum(static_cast<unsigned char>(c)) && c != '/' && c != '-' && c != '.' &&
+        c != '_' && c != '~') {
+      return false;
+    }
+  }
+  return true;
+}
+
+}  // namespace
+
 absl::StatusOr<HttpRequest> RequestParser::Release() {
   const absl::string_view raw = absl::string_view(request_line_).substr(target_at_);
+  request_.segments.reserve(8);
+  if (IsPlainPath(raw)) {
+    request_.path = std::string(raw);
+    // "/" has no segments; "/a/" has "a" and "".
+    if (raw.size() > 1) {
+      for (absl::string_view segment : absl::StrSplit(raw.substr(1), '/')) {
+        request_.segments.emplace_back(segment);
+      }
+    }
+    return std::move(request_);
+  }
   auto target = boost::urls::parse_origin_form({raw.data(), raw.size()});
   if (!target) return InvalidArgument("malformed request target");
   request_.path = std::string(target->encoded_path());
-  request_.segments.reserve(8);
   for (auto segment : target->segments()) request_.segments.push_back(std::string(segment));
   for (auto param : target->params()) request_.query[param.key] = param.value;
   return std::move(request_);

@@ -7,6 +7,9 @@
 
 #include <boost/asio/buffer.hpp>
 #include <boost/beast/http/error.hpp>
+#include <boost/url/parse.hpp>
+
+#include "absl/strings/str_cat.h"
 
 namespace keel::server {
 namespace {
@@ -57,6 +60,25 @@ TEST(RequestParserTest, FieldsTargetAndBodyArriveWhereHandlersReadThem) {
     EXPECT_EQ(request->Header("x-mixed-case"), "Value") << "names are kept lower-case";
     EXPECT_EQ(request->Header("absent"), "");
     EXPECT_EQ(request->body, "{\"type\":1}\n");
+  }
+}
+
+// Plain paths are split without Boost.URL: the same path and segments.
+TEST(RequestParserTest, PathsSplitAsBoostUrlDoes) {
+  for (const char* target :
+       {"/", "/v1/streams", "/v1/streams/orders.eu_1~-x/events", "/a/", "/a//b", "//",
+        "/v1/streams/.x", "/a/./b/../c", "/a%2Fb/c", "/a?x=1", "/caf%C3%A9"}) {
+    std::string line;
+    RequestParser parser(line);
+    ASSERT_FALSE(Feed(parser, absl::StrCat("GET ", target, " HTTP/1.1\r\n\r\n"), 64));
+    absl::StatusOr<HttpRequest> request = parser.Release();
+    ASSERT_TRUE(request.ok()) << target;
+    auto url = boost::urls::parse_origin_form(target);
+    ASSERT_TRUE(url.has_value()) << target;
+    std::vector<std::string> segments;
+    for (auto segment : url->segments()) segments.push_back(segment);
+    EXPECT_EQ(request->segments, segments) << target;
+    EXPECT_EQ(request->path, std::string(url->encoded_path())) << target;
   }
 }
 

@@ -55,6 +55,9 @@ class HttpSession : public std::enable_shared_from_this<HttpSession> {
 
   void Run() {
     net::dispatch(socket_.get_executor(), [self = shared_from_this()] {
+      beast::error_code ec;
+      self->socket_.non_blocking(true, ec);  // For DoWrite's direct write.
+      if (ec) return self->Close();
       self->DoRead();
       self->WaitIdle(Clock::now() + self->idle_timeout_);
     });
@@ -168,19 +171,34 @@ class HttpSession : public std::enable_shared_from_this<HttpSession> {
                                             absl::FormatDuration(absl::Now() - started_)));
   }
 
+  // A response is first written straight to the socket (non-blocking),
+  // which takes all of a small one: no write operation, completion or
+  // handler through Asio. What the socket does not take is written
+  // asynchronously.
   void DoWrite(HttpResponse response, bool counted) {
     LogRequest(response.status);
     const bool keep_alive = keep_alive_ && !state_->draining.load();
     WireResponse(response, state_->options.cors_origin, keep_alive, out_);
+    beast::error_code ec;
+    const size_t sent = socket_.write_some(net::buffer(out_), ec);
+    if (ec == net::error::would_block || ec == net::error::try_again) {
+      ec = {};
+    } else if (ec || sent == out_.size()) {
+      return OnWritten(ec, counted, keep_alive);
+    }
     deadline_ = Clock::now() + idle_timeout_;
     net::async_write(
-        socket_, net::buffer(out_),
+        socket_, net::buffer(out_.data() + sent, out_.size() - sent),
         [self = shared_from_this(), counted, keep_alive](beast::error_code ec, std::size_t) {
-          if (counted) self->state_->requests_in_flight.fetch_sub(1);
-          self->TrimBuffers();
-          if (ec || !keep_alive) return self->Close();
-          self->DoRead();
+          self->OnWritten(ec, counted, keep_alive);
         });
+  }
+
+  void OnWritten(beast::error_code ec, bool counted, bool keep_alive) {
+    if (counted) state_->requests_in_flight.fetch_sub(1);
+    TrimBuffers();
+    if (ec || !keep_alive) return Close();
+    DoRead();
   }
 
   void TrimBuffers() {

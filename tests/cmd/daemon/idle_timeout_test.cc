@@ -1,6 +1,6 @@
-// The daemon's idle timeout on request/response connections, seen from a
-// plain socket: a connection that stops mid-request is closed, one that
-// keeps making requests stays open for longer than the timeout.
+// Request/response connections seen from a plain socket: the idle timeout
+// closes a connection that stops mid-request and spares one in use, and a
+// response too large for the socket's buffer is written in parts.
 #include <arpa/inet.h>
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
@@ -12,6 +12,7 @@
 #include <cerrno>
 #include <string>
 
+#include "absl/strings/str_cat.h"
 #include "absl/time/clock.h"
 #include "tests/cmd/daemon/daemon_fixture.h"
 #include "tests/testing/status_matchers.h"
@@ -105,6 +106,25 @@ TEST(IdleTimeoutTest, AConnectionInUseOutlivesTheTimeout) {
   }
   // Then idle: closed.
   EXPECT_EQ(connection.Read(), "");
+}
+
+// A response the socket cannot take at once (a 4 MB page) is written in
+// parts, and arrives whole and in order.
+TEST(IdleTimeoutTest, AResponseLargerThanTheSocketBufferArrivesWhole) {
+  InProcessDaemon daemon;
+  ASSERT_OK(daemon.Start());
+  auto http = daemon.NewClient();
+  for (int i = 0; i < 40; ++i) {
+    const std::string data = absl::StrCat("\"", i, std::string(100'000, 'x'), "\"");
+    ASSERT_OK(Publish(*http, "big", "t", data).status());
+  }
+  ASSERT_OK_AND_ASSIGN(json::value page,
+                       GetJson(*http, "/v1/streams/big/events?after=earliest&limit=40"));
+  const json::array& events = page.at("events").as_array();
+  ASSERT_EQ(events.size(), 40u);
+  for (int i = 0; i < 40; ++i) {
+    EXPECT_EQ(events[i].at("data").as_string(), absl::StrCat(i, std::string(100'000, 'x')));
+  }
 }
 
 }  // namespace

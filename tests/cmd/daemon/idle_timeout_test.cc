@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <memory>
 #include <string>
 
 #include "absl/strings/str_cat.h"
@@ -58,59 +59,60 @@ class RawConnection {
 
 const char kHealthz[] = "GET /healthz HTTP/1.1\r\nHost: keel\r\n\r\n";
 
-TEST(IdleTimeoutTest, AConnectionThatStopsMidRequestIsClosed) {
-  DaemonOptions options;
-  options.server.idle_timeout = absl::Milliseconds(200);
-  InProcessDaemon daemon(options);
-  ASSERT_OK(daemon.Start());
-  RawConnection connection(daemon.port());
-  ASSERT_TRUE(connection.connected());
+// A daemon with the given idle timeout and one plain connection to it.
+class IdleTimeoutTest : public ::testing::Test {
+ protected:
+  void Open(absl::Duration idle_timeout) {
+    DaemonOptions options;
+    options.server.idle_timeout = idle_timeout;
+    daemon_ = std::make_unique<InProcessDaemon>(options);
+    ASSERT_OK(daemon_->Start());
+    connection_ = std::make_unique<RawConnection>(daemon_->port());
+    ASSERT_TRUE(connection_->connected());
+  }
+
+  std::unique_ptr<InProcessDaemon> daemon_;
+  std::unique_ptr<RawConnection> connection_;  // Closed before the daemon stops.
+};
+
+TEST_F(IdleTimeoutTest, AConnectionThatStopsMidRequestIsClosed) {
+  ASSERT_NO_FATAL_FAILURE(Open(absl::Milliseconds(200)));
 
   const absl::Time sent = absl::Now();
-  connection.Send("POST /v1/streams/s/events HTTP/1.1\r\nHost: keel\r\n");
+  connection_->Send("POST /v1/streams/s/events HTTP/1.1\r\nHost: keel\r\n");
 
-  EXPECT_EQ(connection.Read(), "") << "the daemon closes the connection, answering nothing";
+  EXPECT_EQ(connection_->Read(), "") << "the daemon closes the connection, answering nothing";
   // Not at once: the timeout runs from when the daemon started reading.
   EXPECT_GE(absl::Now() - sent, absl::Milliseconds(150));
 }
 
-TEST(IdleTimeoutTest, AnInfiniteTimeoutKeepsAConnectionOpen) {
-  DaemonOptions options;
-  options.server.idle_timeout = absl::InfiniteDuration();
-  InProcessDaemon daemon(options);
-  ASSERT_OK(daemon.Start());
-  RawConnection connection(daemon.port());
-  ASSERT_TRUE(connection.connected());
+TEST_F(IdleTimeoutTest, AnInfiniteTimeoutKeepsAConnectionOpen) {
+  ASSERT_NO_FATAL_FAILURE(Open(absl::InfiniteDuration()));
 
   absl::SleepFor(absl::Milliseconds(100));
-  connection.Send(kHealthz);
-  EXPECT_THAT(connection.Read(), StartsWith("HTTP/1.1 200"));
-  connection.Send(kHealthz);
-  EXPECT_THAT(connection.Read(), StartsWith("HTTP/1.1 200"));
+  connection_->Send(kHealthz);
+  EXPECT_THAT(connection_->Read(), StartsWith("HTTP/1.1 200"));
+  connection_->Send(kHealthz);
+  EXPECT_THAT(connection_->Read(), StartsWith("HTTP/1.1 200"));
 }
 
-TEST(IdleTimeoutTest, AConnectionInUseOutlivesTheTimeout) {
-  DaemonOptions options;
-  options.server.idle_timeout = absl::Milliseconds(500);
-  InProcessDaemon daemon(options);
-  ASSERT_OK(daemon.Start());
-  RawConnection connection(daemon.port());
-  ASSERT_TRUE(connection.connected());
+TEST_F(IdleTimeoutTest, AConnectionInUseOutlivesTheTimeout) {
+  ASSERT_NO_FATAL_FAILURE(Open(absl::Milliseconds(500)));
 
   // Six requests 150 ms apart: 900 ms on one connection, each pause well
   // inside the timeout.
   for (int i = 0; i < 6; ++i) {
-    connection.Send(kHealthz);
-    EXPECT_THAT(connection.Read(), StartsWith("HTTP/1.1 200")) << "request " << i;
+    connection_->Send(kHealthz);
+    EXPECT_THAT(connection_->Read(), StartsWith("HTTP/1.1 200")) << "request " << i;
     absl::SleepFor(absl::Milliseconds(150));
   }
   // Then idle: closed.
-  EXPECT_EQ(connection.Read(), "");
+  EXPECT_EQ(connection_->Read(), "");
 }
 
 // A response the socket cannot take at once (a 4 MB page) is written in
 // parts, and arrives whole and in order.
-TEST(IdleTimeoutTest, AResponseLargerThanTheSocketBufferArrivesWhole) {
+TEST(LargeResponseTest, ALargerResponseThanTheSocketTakesArrivesWhole) {
   InProcessDaemon daemon;
   ASSERT_OK(daemon.Start());
   auto http = daemon.NewClient();

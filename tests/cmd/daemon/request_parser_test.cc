@@ -106,20 +106,23 @@ TEST(RequestParserTest, ARepeatedHeaderKeepsItsLastValue) {
   EXPECT_EQ(request->Header("idempotency-key"), "b");
 }
 
-TEST(RequestParserTest, HttpOneZeroWithoutKeepAliveClosesTheConnection) {
-  std::string line;
-  RequestParser parser(line);
-  ASSERT_FALSE(Feed(parser, "GET /healthz HTTP/1.0\r\n\r\n", 64));
-  ASSERT_TRUE(parser.is_done());
-  EXPECT_FALSE(parser.keep_alive());
-}
-
-TEST(RequestParserTest, ConnectionCloseEndsAnHttpOneOneConnection) {
-  std::string line;
-  RequestParser parser(line);
-  ASSERT_FALSE(Feed(parser, "GET /healthz HTTP/1.1\r\nConnection: close\r\n\r\n", 64));
-  ASSERT_TRUE(parser.is_done());
-  EXPECT_FALSE(parser.keep_alive());
+TEST(RequestParserTest, KeepAliveFollowsTheVersionAndConnectionHeader) {
+  const struct {
+    const char* wire;
+    bool keep_alive;
+  } kCases[] = {
+      {"GET /healthz HTTP/1.1\r\n\r\n", true},
+      {"GET /healthz HTTP/1.1\r\nConnection: close\r\n\r\n", false},
+      {"GET /healthz HTTP/1.0\r\n\r\n", false},
+      {"GET /healthz HTTP/1.0\r\nConnection: keep-alive\r\n\r\n", true},
+  };
+  for (const auto& c : kCases) {
+    std::string line;
+    RequestParser parser(line);
+    ASSERT_FALSE(Feed(parser, c.wire, 64)) << c.wire;
+    ASSERT_TRUE(parser.is_done()) << c.wire;
+    EXPECT_EQ(parser.keep_alive(), c.keep_alive) << c.wire;
+  }
 }
 
 TEST(RequestParserTest, AMalformedTargetIsAnInvalidArgument) {

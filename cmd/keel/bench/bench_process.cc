@@ -5,17 +5,20 @@
 #include <arpa/inet.h>
 #include <fcntl.h>
 #include <netinet/in.h>
+#include <pthread.h>
 #include <signal.h>
 #include <spawn.h>
 #include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <cerrno>
 #include <cstdlib>
 #include <cstring>
 #include <fstream>
+#include <iterator>
 #include <sstream>
 
 #include "absl/strings/numbers.h"
@@ -218,6 +221,46 @@ MemoryUse ProcessMemory(pid_t pid) {
     if (line.rfind("VmHWM:", 0) == 0) use.peak = kib(line);
   }
   return use;
+}
+
+namespace {
+
+double Seconds(const timeval& time) { return time.tv_sec + time.tv_usec / 1e6; }
+
+double UsageSeconds(int who) {
+  rusage usage{};
+  if (::getrusage(who, &usage) != 0) return 0;
+  return Seconds(usage.ru_utime) + Seconds(usage.ru_stime);
+}
+
+}  // namespace
+
+double ProcessCpuSeconds(pid_t pid) {
+  if (pid == 0) return UsageSeconds(RUSAGE_SELF);
+  // /proc/<pid>/stat: utime and stime are fields 14 and 15, in clock ticks;
+  // the command name (field 2) may hold spaces, so count after its ')'.
+  std::ifstream stat(absl::StrCat("/proc/", pid, "/stat"));
+  std::string text((std::istreambuf_iterator<char>(stat)), std::istreambuf_iterator<char>());
+  const size_t name_end = text.rfind(')');
+  if (name_end == std::string::npos || name_end + 2 > text.size()) return 0;
+  std::vector<std::string> fields = absl::StrSplit(text.substr(name_end + 2), ' ');
+  uint64_t user = 0, system = 0;  // Field 3 (the state) is fields[0].
+  if (fields.size() < 13 || !absl::SimpleAtoi(fields[11], &user) ||
+      !absl::SimpleAtoi(fields[12], &system)) {
+    return 0;
+  }
+  return static_cast<double>(user + system) / static_cast<double>(::sysconf(_SC_CLK_TCK));
+}
+
+double ReapedChildrenCpuSeconds() { return UsageSeconds(RUSAGE_CHILDREN); }
+
+double ThreadCpuSeconds(pthread_t thread) {
+  clockid_t clock;
+  timespec time{};
+  if (::pthread_getcpuclockid(thread, &clock) != 0 || ::clock_gettime(clock, &time) != 0) {
+    return 0;
+  }
+  return time.tv_sec + time.tv_nsec / 1e9;
 }
 
 uint64_t RaiseOpenFileLimit(uint64_t wanted) {

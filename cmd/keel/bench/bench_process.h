@@ -8,6 +8,7 @@
 #ifndef KEEL_CMD_KEEL_BENCH_BENCH_PROCESS_H_
 #define KEEL_CMD_KEEL_BENCH_BENCH_PROCESS_H_
 
+#include <pthread.h>
 #include <sys/types.h>
 
 #include <cstdint>
@@ -68,6 +69,13 @@ struct MemoryUse {
   uint64_t peak = 0;
 };
 MemoryUse ProcessMemory(pid_t pid);  // pid 0 = this process.
+
+// CPU time (user + system), in seconds: of process `pid` (pid 0 = this
+// process; 0 when unreadable), of this process's children that have been
+// waited for, and of one of this process's threads.
+double ProcessCpuSeconds(pid_t pid);
+double ReapedChildrenCpuSeconds();
+double ThreadCpuSeconds(pthread_t thread);
 
 // Raises RLIMIT_NOFILE to at least `wanted` (up to the hard limit). Returns
 // the soft limit now in force.

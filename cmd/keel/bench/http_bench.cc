@@ -191,6 +191,14 @@ absl::StatusOr<double> ParseRequestsPerSecond(const std::string& output) {
   return rate;
 }
 
+// CPU time per event of a server and its load client, as printed after a
+// rate: steadier than the rate when the machine's speed moves.
+std::string CpuPerEvent(double server_seconds, double client_seconds, double events) {
+  if (events <= 0) return "";
+  return absl::StrFormat("CPU per event: server %.1f us, client %.1f us",
+                         server_seconds / events * 1e6, client_seconds / events * 1e6);
+}
+
 absl::StatusOr<RedisFigures> RunRedis(const HttpOptions& o, const std::string& server_path,
                                       const std::string& benchmark_path, const std::string& aof,
                                       const std::string& dir, const std::string& payload,
@@ -205,7 +213,10 @@ absl::StatusOr<RedisFigures> RunRedis(const HttpOptions& o, const std::string& s
   KEEL_ASSIGN_OR_RETURN(ChildProcess server,
                         ChildProcess::Start(server_argv, (fs::path(dir) / "redis.log").string()));
   KEEL_RETURN_IF_ERROR(WaitForListener(port, absl::Seconds(10)));
-  auto run = [&](uint64_t requests, int pipeline, std::string& command) -> absl::StatusOr<double> {
+  // Returns the rate; `cpu` gets redis-server's and redis-benchmark's CPU
+  // per request over the run.
+  auto run = [&](uint64_t requests, int pipeline, std::string& command,
+                 std::string& cpu) -> absl::StatusOr<double> {
     std::vector<std::string> argv = {benchmark_path, "-p", absl::StrCat(port), "-c",
                                      absl::StrCat(o.connections), "-n", absl::StrCat(requests)};
     if (pipeline > 1) {
@@ -215,23 +226,28 @@ absl::StatusOr<RedisFigures> RunRedis(const HttpOptions& o, const std::string& s
     for (const char* arg : {"-q", "XADD", "s", "*", "f"}) argv.push_back(arg);
     argv.push_back(payload);
     command = CommandLine(argv, payload);
+    const double server_cpu0 = ProcessCpuSeconds(server.pid());
+    const double client_cpu0 = ReapedChildrenCpuSeconds();
     KEEL_ASSIGN_OR_RETURN(RunOutput result, RunAndCapture(argv));
+    cpu = CpuPerEvent(ProcessCpuSeconds(server.pid()) - server_cpu0,
+                      ReapedChildrenCpuSeconds() - client_cpu0, static_cast<double>(requests));
     if (result.exit_code != 0) {
       return absl::InternalError(absl::StrCat("redis-benchmark exited ", result.exit_code, ": ",
                                               result.output.substr(0, 500)));
     }
     return ParseRequestsPerSecond(result.output);
   };
-  KEEL_ASSIGN_OR_RETURN(figures.single, run(o.redis_requests, 1, figures.single_command));
-  out << absl::StrFormat("  %-44s %s\n", absl::StrCat("redis XADD, AOF ", aof, ", -c ",
-                                                       o.connections),
-                         EventsPerSecond(figures.single))
+  std::string cpu;
+  KEEL_ASSIGN_OR_RETURN(figures.single, run(o.redis_requests, 1, figures.single_command, cpu));
+  out << absl::StrFormat("  %-44s %s  (%s)\n", absl::StrCat("redis XADD, AOF ", aof, ", -c ",
+                                                             o.connections),
+                         EventsPerSecond(figures.single), cpu)
       << std::flush;
-  KEEL_ASSIGN_OR_RETURN(figures.pipelined,
-                        run(o.redis_pipelined_requests, o.pipeline, figures.pipelined_command));
-  out << absl::StrFormat("  %-44s %s\n", absl::StrCat("redis XADD, AOF ", aof, ", -c ",
-                                                       o.connections, " -P ", o.pipeline),
-                         EventsPerSecond(figures.pipelined))
+  KEEL_ASSIGN_OR_RETURN(figures.pipelined, run(o.redis_pipelined_requests, o.pipeline,
+                                               figures.pipelined_command, cpu));
+  out << absl::StrFormat("  %-44s %s  (%s)\n", absl::StrCat("redis XADD, AOF ", aof, ", -c ",
+                                                             o.connections, " -P ", o.pipeline),
+                         EventsPerSecond(figures.pipelined), cpu)
       << std::flush;
   server.Stop(SIGTERM, absl::Seconds(10));
   return figures;
@@ -305,6 +321,21 @@ absl::StatusOr<LoadResult> Drive(const HttpOptions& o, uint16_t port, const std:
   return result;
 }
 
+// One Keel case's line: its rate, requests, and CPU per event (the daemon:
+// this process minus the load threads).
+void ReportKeel(const std::string& label, const LoadResult& result, uint64_t events_per_request,
+                std::ostream& out) {
+  const double events = static_cast<double>(result.good * events_per_request);
+  const auto total = result.statuses.find(201);
+  out << absl::StrFormat("  %-44s %s  (%s requests in %s, %s in total; %s)\n", label,
+                         EventsPerSecond(result.rate() * static_cast<double>(events_per_request)),
+                         Thousands(result.good), Duration(result.seconds),
+                         Thousands(total == result.statuses.end() ? 0 : total->second),
+                         CpuPerEvent(result.process_cpu_seconds - result.client_cpu_seconds,
+                                     result.client_cpu_seconds, events))
+      << std::flush;
+}
+
 absl::StatusOr<KeelFigures> RunKeel(const HttpOptions& o, const std::string& sync,
                                     const std::string& path, const std::string& payload,
                                     std::ostream& out) {
@@ -315,12 +346,8 @@ absl::StatusOr<KeelFigures> RunKeel(const HttpOptions& o, const std::string& syn
   KEEL_ASSIGN_OR_RETURN(LoadResult single, Drive(o, daemon.port(), event, o.seconds));
   figures.single = single.rate();
   const uint64_t single_total = single.statuses[201];
-  out << absl::StrFormat("  %-44s %s  (%s requests in %s, %s in total)\n",
-                         absl::StrCat("keel sync=", sync, ", 1 event/request, ", o.connections,
-                                      " conn"),
-                         EventsPerSecond(figures.single), Thousands(single.good),
-                         Duration(single.seconds), Thousands(single_total))
-      << std::flush;
+  ReportKeel(absl::StrCat("keel sync=", sync, ", 1 event/request, ", o.connections, " conn"),
+             single, 1, out);
   std::string batch_body = "[";
   for (uint64_t i = 0; i < o.batch; ++i) {
     if (i > 0) batch_body += ",";
@@ -330,12 +357,9 @@ absl::StatusOr<KeelFigures> RunKeel(const HttpOptions& o, const std::string& syn
   KEEL_ASSIGN_OR_RETURN(LoadResult batch, Drive(o, daemon.port(), batch_body, o.batch_seconds));
   figures.batch = batch.rate() * static_cast<double>(o.batch);
   const uint64_t batch_total = batch.statuses[201];
-  out << absl::StrFormat("  %-44s %s  (%s requests in %s, %s in total)\n",
-                         absl::StrCat("keel sync=", sync, ", ", o.batch, " events/request, ",
-                                      o.connections, " conn"),
-                         EventsPerSecond(figures.batch), Thousands(batch.good),
-                         Duration(batch.seconds), Thousands(batch_total))
-      << std::flush;
+  ReportKeel(absl::StrCat("keel sync=", sync, ", ", o.batch, " events/request, ", o.connections,
+                          " conn"),
+             batch, o.batch, out);
   // Every acknowledged event must be in the stream, and nothing else.
   const uint64_t expected = single_total + batch_total * o.batch;
   KEEL_ASSIGN_OR_RETURN(StreamInfo info, daemon.bus().replayer()->Bounds(kStream));

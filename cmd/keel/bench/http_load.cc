@@ -27,6 +27,7 @@
 #include "absl/strings/match.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
+#include "cmd/keel/bench/bench_process.h"
 #include "core/mutex.h"
 
 namespace keel::cli::bench {
@@ -263,17 +264,28 @@ absl::StatusOr<LoadResult> RunHttpLoad(const LoadOptions& options) {
   LoadResult result;
   if (options.total_requests == 0) {
     std::this_thread::sleep_for(std::chrono::duration<double>(options.warmup_seconds));
+    auto client_cpu = [&threads] {
+      double seconds = 0;
+      for (std::thread& thread : threads) seconds += ThreadCpuSeconds(thread.native_handle());
+      return seconds;
+    };
     const uint64_t responses0 = load.responses.load();
     const uint64_t good0 = load.good.load();
+    const double process_cpu0 = ProcessCpuSeconds(0);
+    const double client_cpu0 = client_cpu();
     const Clock::time_point t0 = Clock::now();
     std::this_thread::sleep_for(std::chrono::duration<double>(options.seconds));
     const uint64_t responses1 = load.responses.load();
     const uint64_t good1 = load.good.load();
+    const double process_cpu1 = ProcessCpuSeconds(0);
+    const double client_cpu1 = client_cpu();
     const Clock::time_point t1 = Clock::now();
     load.stop.store(true);
     result.responses = responses1 - responses0;
     result.good = good1 - good0;
     result.seconds = std::chrono::duration<double>(t1 - t0).count();
+    result.process_cpu_seconds = process_cpu1 - process_cpu0;
+    result.client_cpu_seconds = client_cpu1 - client_cpu0;
   }
   for (std::thread& thread : threads) thread.join();
   if (options.total_requests != 0) {

@@ -56,6 +56,10 @@ struct LoadResult {
   uint64_t io_errors = 0;  // Connections that failed (whole run).
   std::map<int, uint64_t> statuses;  // Whole run.
   std::string first_bad_response;    // Head and body of the first bad response.
+  // CPU time over the counted window (time-boxed runs only): this whole
+  // process, and the load threads alone.
+  double process_cpu_seconds = 0;
+  double client_cpu_seconds = 0;
   double rate() const { return seconds > 0 ? good / seconds : 0; }
 };
 

@@ -1,0 +1,49 @@
+// The CPU-time readers behind `keel bench http`'s "CPU per event": the same
+// process read through /proc and through getrusage agree, and a thread's
+// clock counts that thread's work.
+#include "cmd/keel/bench/bench_process.h"
+
+#include <unistd.h>
+
+#include <gtest/gtest.h>
+
+#include <chrono>
+#include <thread>
+
+namespace keel::cli::bench {
+namespace {
+
+// Spins for `seconds` of wall time (on an idle machine, as much CPU time).
+void Spin(double seconds) {
+  const auto end = std::chrono::steady_clock::now() + std::chrono::duration<double>(seconds);
+  volatile uint64_t sink = 0;
+  while (std::chrono::steady_clock::now() < end) sink = sink + 1;
+}
+
+TEST(CpuTimeTest, ProcFileAndGetrusageAgreeForThisProcess) {
+  Spin(0.3);
+  const double from_proc = ProcessCpuSeconds(getpid());
+  const double from_rusage = ProcessCpuSeconds(0);
+  EXPECT_GT(from_proc, 0.0) << "utime and stime were not found in /proc/<pid>/stat";
+  // /proc counts in clock ticks (10 ms at 100 Hz); allow a few.
+  EXPECT_NEAR(from_proc, from_rusage, 0.05);
+}
+
+TEST(CpuTimeTest, AThreadsClockCountsOnlyItsOwnWork) {
+  std::thread idle([] { std::this_thread::sleep_for(std::chrono::milliseconds(300)); });
+  const double idle_before = ThreadCpuSeconds(idle.native_handle());
+  const double self_before = ThreadCpuSeconds(pthread_self());
+  Spin(0.2);
+  const double self_spent = ThreadCpuSeconds(pthread_self()) - self_before;
+  const double idle_spent = ThreadCpuSeconds(idle.native_handle()) - idle_before;
+  idle.join();
+  EXPECT_GT(self_spent, idle_spent);
+  EXPECT_LT(idle_spent, 0.05) << "a sleeping thread";
+}
+
+TEST(CpuTimeTest, AMissingProcessReadsAsZero) {
+  EXPECT_EQ(ProcessCpuSeconds(999'999'999), 0.0);
+}
+
+}  // namespace
+}  // namespace keel::cli::bench

@@ -1,7 +1,8 @@
 #include "cmd/keel/server/request_parser.h"
 
-#include <boost/url/parse.hpp>
 #include <utility>
+
+#include <boost/url/parse.hpp>
 
 #include "absl/strings/ascii.h"
 #include "absl/strings/str_split.h"

@@ -13,10 +13,11 @@
 #ifndef KEEL_CMD_KEEL_SERVER_REQUEST_PARSER_H_
 #define KEEL_CMD_KEEL_SERVER_REQUEST_PARSER_H_
 
-#include <boost/beast/http/basic_parser.hpp>
 #include <cstddef>
 #include <cstdint>
 #include <string>
+
+#include <boost/beast/http/basic_parser.hpp>
 
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"

@@ -2,12 +2,13 @@
 // closes a connection that stops mid-request and spares one in use, and a
 // response too large for the socket's buffer is written in parts.
 #include <arpa/inet.h>
-#include <gmock/gmock.h>
-#include <gtest/gtest.h>
 #include <netinet/in.h>
 #include <sys/socket.h>
 #include <sys/time.h>
 #include <unistd.h>
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
 
 #include <cerrno>
 #include <memory>

@@ -3,17 +3,18 @@
 #include <cstring>
 
 #include "absl/functional/function_ref.h"
-#include "absl/strings/ascii.h"
 
 namespace keel::client {
 namespace {
 
+// JSON's whitespace (RFC 8259): the input is valid JSON, so nothing else
+// can separate its tokens.
+bool IsJsonSpace(char c) { return c == ' ' || c == '\t' || c == '\n' || c == '\r'; }
+
 size_t SkipSpace(absl::string_view text, size_t pos) {
-  while (pos < text.size() && absl::ascii_isspace(text[pos])) ++pos;
+  while (pos < text.size() && IsJsonSpace(text[pos])) ++pos;
   return pos;
 }
-
-bool IsJsonSpace(char c) { return c == ' ' || c == '\t' || c == '\n' || c == '\r'; }
 
 // Position just past the string starting at `pos` (a quote). Looks for
 // quotes with memchr rather than stepping a byte at a time (most of an
@@ -54,7 +55,7 @@ size_t SkipValue(absl::string_view text, size_t pos) {
     return pos;
   }
   while (pos < text.size() && text[pos] != ',' && text[pos] != '}' && text[pos] != ']' &&
-         !absl::ascii_isspace(text[pos])) {
+         !IsJsonSpace(text[pos])) {
     ++pos;
   }
   return pos;

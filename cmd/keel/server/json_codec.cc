@@ -41,6 +41,16 @@ void CivilFromDays(int64_t days, int64_t& year, unsigned& month, unsigned& day) 
   year = static_cast<int64_t>(year_of_era) + era * 400 + (month <= 2 ? 1 : 0);
 }
 
+// `{"stream":…,"sequence":…,"cursor":"…","id":…`: how an event and a receipt
+// both begin.
+void AppendIdentity(absl::string_view stream, uint64_t sequence, absl::string_view cursor,
+                    absl::string_view id, std::string& out) {
+  out += "{\"stream\":";
+  AppendJsonString(stream, out);
+  absl::StrAppend(&out, ",\"sequence\":", sequence, ",\"cursor\":\"", cursor, "\",\"id\":");
+  AppendJsonString(id, out);
+}
+
 }  // namespace
 
 std::string JsonString(absl::string_view text) {
@@ -101,10 +111,7 @@ void AppendEventJson(const Event& event, uint64_t epoch, std::string& out) {
 // Appended piece by piece: this runs once per event of every SSE frame and
 // replay page, where temporary strings per field showed in profiles.
 void AppendEventJson(const Event& event, absl::string_view cursor, std::string& out) {
-  out += "{\"stream\":";
-  AppendJsonString(event.stream, out);
-  absl::StrAppend(&out, ",\"sequence\":", event.sequence, ",\"cursor\":\"", cursor, "\",\"id\":");
-  AppendJsonString(event.id, out);
+  AppendIdentity(event.stream, event.sequence, cursor, event.id, out);
   out += ",\"type\":";
   AppendJsonString(event.type, out);
   out += ",\"time\":\"";
@@ -139,11 +146,8 @@ void AppendEventJson(const Event& event, absl::string_view cursor, std::string& 
 void AppendReceiptJson(const Receipt& receipt, std::string& out) {
   char cursor[Cursor::kTokenSize];
   receipt.cursor.EncodeTo(cursor);
-  out += "{\"stream\":";
-  AppendJsonString(receipt.stream, out);
-  absl::StrAppend(&out, ",\"sequence\":", receipt.sequence, ",\"cursor\":\"",
-                  absl::string_view(cursor, sizeof(cursor)), "\",\"id\":");
-  AppendJsonString(receipt.id, out);
+  AppendIdentity(receipt.stream, receipt.sequence, absl::string_view(cursor, sizeof(cursor)),
+                 receipt.id, out);
   out += receipt.duplicate ? ",\"duplicate\":true}" : ",\"duplicate\":false}";
 }
 

@@ -236,10 +236,10 @@ HttpResponse Api::PublishToTopic(const std::string& topic, PublishBody body) {
     all_ok = all_ok && result.ok();
     if (result.ok()) {
       AppendReceiptJson(*result, out);
+      metrics_.CountPublished(1, bytes[i]);
     } else {
       out += ErrorResponse(result.status()).body;
     }
-    if (result.ok()) metrics_.CountPublished(1, bytes[i]);
   }
   out += "]}";
   return JsonResponse(all_ok ? 201 : 207, std::move(out));

@@ -135,34 +135,24 @@ absl::Status ValidateBatch(absl::string_view stream, const std::vector<Event>& e
   return absl::OkStatus();
 }
 
-// Writes the low `digits` hex digits of `value` at `out`, most significant
-// first.
-void PutHex(uint64_t value, int digits, char* out) {
-  static constexpr char kHex[] = "0123456789abcdef";
-  for (int i = digits - 1; i >= 0; --i, value >>= 4) out[i] = kHex[value & 0xf];
-}
-
 }  // namespace
 
 absl::Status ValidateStreamName(absl::string_view stream) {
   return CheckToken("stream name", stream, true, kMaxNameLength, true);
 }
 
-// By hand: absl::StrFormat's parsing of the format cost more than the rest
-// of a batch event's preparation (one id per event).
+// absl::Hex pieces, not absl::StrFormat: parsing the format cost more than
+// the rest of a batch event's preparation (one id per event).
 std::string NewEventId(absl::Time now) {
   thread_local absl::BitGen gen;
   uint64_t millis = static_cast<uint64_t>(absl::ToUnixMillis(now)) & 0xffffffffffffull;
   uint64_t high = (millis << 16) | 0x7000 | absl::Uniform<uint16_t>(gen, 0, 0x1000);
   uint64_t low = (absl::Uniform<uint64_t>(gen) & 0x3fffffffffffffffull) | 0x8000000000000000ull;
-  // 8-4-4-4-12 hex digits: 36 characters.
-  std::string id(36, '-');
-  PutHex(high >> 32, 8, &id[0]);
-  PutHex(high >> 16, 4, &id[9]);
-  PutHex(high, 4, &id[14]);
-  PutHex(low >> 48, 4, &id[19]);
-  PutHex(low, 12, &id[24]);
-  return id;
+  return absl::StrCat(absl::Hex(high >> 32, absl::kZeroPad8), "-",
+                      absl::Hex((high >> 16) & 0xffff, absl::kZeroPad4), "-",
+                      absl::Hex(high & 0xffff, absl::kZeroPad4), "-",
+                      absl::Hex(low >> 48, absl::kZeroPad4), "-",
+                      absl::Hex(low & 0xffffffffffffull, absl::kZeroPad12));
 }
 
 absl::Status PrepareForPublish(absl::string_view stream, std::vector<Event>& events,

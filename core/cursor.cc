@@ -21,8 +21,7 @@ namespace {
 constexpr uint8_t kVersion = 1;
 constexpr size_t kBodySize = 1 + 8 + 8 + 8;
 constexpr size_t kTokenBytes = kBodySize + 2;
-constexpr size_t kTokenChars = kTokenBytes / 3 * 4;
-static_assert(kTokenChars == Cursor::kTokenSize);
+static_assert(kTokenBytes / 3 * 4 == Cursor::kTokenSize, "27 bytes are 36 base64 characters");
 
 void PutU64(uint8_t* out, uint64_t v) {
   for (int i = 0; i < 8; ++i) out[i] = static_cast<uint8_t>(v >> (56 - 8 * i));
@@ -44,7 +43,7 @@ uint16_t Check(absl::string_view body) {
 uint64_t StreamFingerprint(absl::string_view stream) { return Fnv1a64(stream); }
 
 std::string Cursor::Encode() const {
-  std::string token(kTokenChars, '\0');
+  std::string token(Cursor::kTokenSize, '\0');
   EncodeTo(token.data());
   return token;
 }
@@ -76,7 +75,7 @@ void Cursor::EncodeTo(char* token) const {
 
 absl::StatusOr<Cursor> Cursor::Decode(absl::string_view token) {
   std::string body;
-  if (token.size() != kTokenChars || !absl::WebSafeBase64Unescape(token, &body) ||
+  if (token.size() != Cursor::kTokenSize || !absl::WebSafeBase64Unescape(token, &body) ||
       body.size() != kTokenBytes) {
     return InvalidCursor(absl::StrCat("malformed cursor '", token.substr(0, 64), "'"));
   }

@@ -21,12 +21,6 @@ namespace keel::server {
 // reuses one buffer for all its responses.
 void WireResponse(const HttpResponse& response, absl::string_view cors_origin, bool keep_alive,
                   std::string& out);
-inline std::string WireResponse(const HttpResponse& response, absl::string_view cors_origin,
-                                bool keep_alive) {
-  std::string out;
-  WireResponse(response, cors_origin, keep_alive, out);
-  return out;
-}
 
 }  // namespace keel::server
 

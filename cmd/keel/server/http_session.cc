@@ -21,6 +21,7 @@
 #include "absl/strings/str_cat.h"
 #include "cmd/keel/server/http_errors.h"
 #include "cmd/keel/server/request_parser.h"
+#include "cmd/keel/server/send_now.h"
 #include "cmd/keel/server/sessions.h"
 #include "cmd/keel/server/wire_response.h"
 
@@ -180,15 +181,11 @@ class HttpSession : public std::enable_shared_from_this<HttpSession> {
     const bool keep_alive = keep_alive_ && !state_->draining.load();
     WireResponse(response, state_->options.cors_origin, keep_alive, out_);
     beast::error_code ec;
-    const size_t sent = socket_.write_some(net::buffer(out_), ec);
-    if (ec == net::error::would_block || ec == net::error::try_again) {
-      ec = {};
-    } else if (ec || sent == out_.size()) {
-      return OnWritten(ec, counted, keep_alive);
-    }
+    const size_t sent = SendNow(socket_, net::buffer(out_), ec);
+    if (ec || sent == out_.size()) return OnWritten(ec, counted, keep_alive);
     deadline_ = Clock::now() + idle_timeout_;
     net::async_write(
-        socket_, net::buffer(out_.data() + sent, out_.size() - sent),
+        socket_, net::buffer(out_) + sent,
         [self = shared_from_this(), counted, keep_alive](beast::error_code ec, std::size_t) {
           self->OnWritten(ec, counted, keep_alive);
         });

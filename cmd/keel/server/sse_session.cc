@@ -42,6 +42,7 @@
 #include "absl/strings/str_cat.h"
 #include "cmd/keel/server/api_helpers.h"
 #include "cmd/keel/server/json_codec.h"
+#include "cmd/keel/server/send_now.h"
 #include "cmd/keel/server/sessions.h"
 #include "cmd/keel/server/sse_broadcast.h"
 #include "cmd/keel/server/sse_frames.h"
@@ -110,8 +111,8 @@ class SseSession : public std::enable_shared_from_this<SseSession>, public SseMe
     position_ = last;
     last_write_ = Clock::now();
     beast::error_code ec;
-    const size_t sent = socket_.write_some(net::buffer(*frames), ec);
-    if (ec && ec != net::error::would_block && ec != net::error::try_again) {
+    const size_t sent = SendNow(socket_, net::buffer(*frames), ec);
+    if (ec) {
       // Not closed here: the broadcast is iterating over its members.
       net::post(socket_.get_executor(), [self = shared_from_this()] { self->Close(); });
       return;

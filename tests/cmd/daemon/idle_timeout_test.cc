@@ -28,9 +28,15 @@ using ::testing::StartsWith;
 // connection the daemon wrongly keeps open fails the test instead of hanging.
 class RawConnection {
  public:
-  explicit RawConnection(uint16_t port) : fd_(socket(AF_INET, SOCK_STREAM, 0)) {
+  // `receive_buffer` (bytes, 0 = the system's): a small one keeps the
+  // daemon's writes waiting while this side does not read.
+  explicit RawConnection(uint16_t port, int receive_buffer = 0)
+      : fd_(socket(AF_INET, SOCK_STREAM, 0)) {
     timeval timeout{10, 0};
     setsockopt(fd_, SOL_SOCKET, SO_RCVTIMEO, &timeout, sizeof(timeout));
+    if (receive_buffer > 0) {
+      setsockopt(fd_, SOL_SOCKET, SO_RCVBUF, &receive_buffer, sizeof(receive_buffer));
+    }
     sockaddr_in address{};
     address.sin_family = AF_INET;
     address.sin_port = htons(port);
@@ -63,12 +69,12 @@ const char kHealthz[] = "GET /healthz HTTP/1.1\r\nHost: keel\r\n\r\n";
 // A daemon with the given idle timeout and one plain connection to it.
 class IdleTimeoutTest : public ::testing::Test {
  protected:
-  void Open(absl::Duration idle_timeout) {
+  void Open(absl::Duration idle_timeout, int receive_buffer = 0) {
     DaemonOptions options;
     options.server.idle_timeout = idle_timeout;
     daemon_ = std::make_unique<InProcessDaemon>(options);
     ASSERT_OK(daemon_->Start());
-    connection_ = std::make_unique<RawConnection>(daemon_->port());
+    connection_ = std::make_unique<RawConnection>(daemon_->port(), receive_buffer);
     ASSERT_TRUE(connection_->connected());
   }
 
@@ -109,6 +115,34 @@ TEST_F(IdleTimeoutTest, AConnectionInUseOutlivesTheTimeout) {
   }
   // Then idle: closed.
   EXPECT_EQ(connection_->Read(), "");
+}
+
+// A client that stops reading its answer: the daemon's write waits past the
+// timeout and the connection is cut with the answer unfinished.
+TEST_F(IdleTimeoutTest, AWriteToAClientThatStopsReadingIsCut) {
+  ASSERT_NO_FATAL_FAILURE(Open(absl::Milliseconds(200)));
+  auto http = daemon_->NewClient();
+  for (int i = 0; i < 40; ++i) {
+    ASSERT_OK(Publish(*http, "big", "t", absl::StrCat("\"", std::string(100'000, 'x'), "\""))
+                  .status());
+  }
+  // Connected now: publishing took longer than the timeout.
+  RawConnection reader(daemon_->port(), /*receive_buffer=*/4096);
+  ASSERT_TRUE(reader.connected());
+  reader.Send(
+      "GET /v1/streams/big/events?after=earliest&limit=40 HTTP/1.1\r\nHost: keel\r\n\r\n");
+  absl::SleepFor(absl::Seconds(1));  // Five timeouts without reading.
+
+  size_t received = 0;
+  std::string last;
+  while (true) {
+    last = reader.Read();
+    if (last.empty() || last == "<error>" || last == "<timeout>") break;
+    received += last.size();
+  }
+  EXPECT_NE(last, "<timeout>") << "the connection was left open";
+  EXPECT_GT(received, 0u) << "the answer was started";
+  EXPECT_LT(received, 4'000'000u) << "the whole answer arrived";
 }
 
 // A response the socket cannot take at once (a 4 MB page) is written in

@@ -105,6 +105,36 @@ TEST(SseBroadcastTest, ShutdownWritesWhatWasQueuedToSharedReadersThenEndsTheirSt
   }
 }
 
+// Under steady traffic a round's chunks (128 readers each) are spread over
+// the flush interval: readers in every chunk still get each event once, in
+// order, whether a round reaches them early or late in the interval.
+TEST(SseBroadcastTest, ReadersInEveryChunkOfAPacedRoundGetEachEventOnce) {
+  constexpr int kReaders = 200;  // Two chunks on the one SSE thread.
+  constexpr int kPublishes = 30;
+  constexpr int kEventsEach = 5;
+  DaemonOptions options = QuietDaemonOptions();
+  options.server.sse_threads = 1;
+  InProcessDaemon daemon(options);
+  ASSERT_OK(daemon.Start());
+  Readers readers;
+  ASSERT_NO_FATAL_FAILURE(OpenSharedReaders(daemon, "paced", kReaders, readers));
+  auto http = daemon.NewClient();
+  // Publishes keep coming for several intervals, so that rounds wait for
+  // their interval and are paced.
+  for (int i = 0; i < kPublishes; ++i) {
+    PublishNumbered(*http, "paced", i * kEventsEach, kEventsEach, 10);
+    absl::SleepFor(absl::Milliseconds(20));
+  }
+  constexpr int kEvents = kPublishes * kEventsEach;
+  for (int r = 0; r < kReaders; ++r) {
+    ASSERT_OK_AND_ASSIGN(auto frames, ReadEvents(*readers[r], kEvents));
+    ASSERT_THAT(SequencesOf(frames), ElementsAreArray(Range(1, kEvents))) << "reader " << r;
+  }
+  EXPECT_THAT(ReadEvents(*readers.back(), 1, absl::Milliseconds(300)),
+              keel::testing::StatusIs(absl::StatusCode::kDeadlineExceeded))
+      << "a duplicate or an event nobody published";
+}
+
 TEST(SseBroadcastTest, AReaderThatStopsReadingHoldsBackNobodyAndLosesNothing) {
   constexpr int kEvents = 20'000;
   DaemonOptions options;

@@ -216,6 +216,17 @@ bool SequenceOf(absl::string_view json, absl::string_view prefix, uint64_t& sequ
   return absl::StartsWith(json, prefix) && LeadingNumber(json.substr(prefix.size()), sequence);
 }
 
+// The offset of the first newline in `text` followed by `prefix`, or npos.
+// A frame ends at a newline followed by "\n" (a blank line), and its data
+// line follows a newline. A line at a time with memchr: absl's find of a
+// string went through memmem, which took a third of the client's CPU.
+size_t NewlineBefore(absl::string_view text, absl::string_view prefix) {
+  for (size_t at = text.find('\n'); at != absl::string_view::npos; at = text.find('\n', at + 1)) {
+    if (absl::StartsWith(text.substr(at + 1), prefix)) return at;
+  }
+  return absl::string_view::npos;
+}
+
 // The publish time `"ts":` in the event's data, looked for in the last 64
 // bytes (data comes last but for attributes) before the whole JSON.
 bool PublishTimeOf(absl::string_view json, uint64_t& ts) {
@@ -488,7 +499,7 @@ void SseClient::Consume(const char* data, size_t size, uint64_t now_ns) {
   }
   uint64_t delivered = 0;
   while (true) {
-    const size_t end = input.find("\n\n");
+    const size_t end = NewlineBefore(input, "\n");
     if (end == absl::string_view::npos) break;
     const absl::string_view frame = input.substr(0, end + 1);
     input.remove_prefix(end + 2);
@@ -504,7 +515,7 @@ void SseClient::Consume(const char* data, size_t size, uint64_t now_ns) {
 
 // Handles one frame; returns whether it was an event.
 bool SseClient::Frame(absl::string_view frame, uint64_t now_ns) {
-  const size_t data_at = frame.find("\ndata: ");
+  const size_t data_at = NewlineBefore(frame, "data: ");
   if (data_at == absl::string_view::npos) return false;  // retry:, : keepalive
   const absl::string_view data = frame.substr(data_at + 7);
   if (frame.substr(0, 4) != "id: ") {

@@ -159,6 +159,10 @@ Server::Server(ServerOptions options, Api& api, std::shared_ptr<Logger> logger)
 
 Server::~Server() = default;
 
+int DefaultSseThreads() {
+  return std::max(1, static_cast<int>(std::thread::hardware_concurrency() / 2));
+}
+
 absl::Status ValidateServerOptions(const ServerOptions& options) {
   if (options.io_threads < 1 || options.blocking_threads < 1 || options.sse_threads < 1) {
     return InvalidArgument("the I/O, SSE and blocking thread counts must be >= 1");

@@ -35,11 +35,18 @@
 
 namespace keel::server {
 
+// Half the machine's hardware threads, at least 1: the SSE threads' writes
+// are mostly the kernel's TCP send path, and the other half serves requests
+// (and, on a small machine, the clients). At 10,000 connections on two
+// vCPUs, one SSE thread gave a lower fan-out latency than two
+// (BENCHMARKS.md, session 10).
+int DefaultSseThreads();
+
 struct ServerOptions {
   std::string host = "127.0.0.1";
   uint16_t port = 8080;  // 0 picks a free port (see Server::port()).
   int io_threads = 2;
-  int sse_threads = 2;  // I/O threads serving SSE connections only.
+  int sse_threads = DefaultSseThreads();  // I/O threads serving SSE connections only.
   int blocking_threads = 64;
   size_t body_limit = 1 << 20;
   size_t header_limit = 16 << 10;

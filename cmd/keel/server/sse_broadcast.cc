@@ -136,7 +136,7 @@ void SseBroadcast::Take(SsePoll polled) {
 
 // A round starts at most once per `sse_flush` interval; once the stream
 // ended, members are served as soon as their writes complete.
-void SseBroadcast::ScheduleFlush(bool after_round) {
+void SseBroadcast::ScheduleFlush() {
   if (retired_) return;
   if (cursor_ > 0) {
     again_ = true;  // The running round may have passed the member already.
@@ -144,16 +144,11 @@ void SseBroadcast::ScheduleFlush(bool after_round) {
   }
   if (flush_scheduled_) return;
   flush_scheduled_ = true;
-  next_round_paced_ = !ended_ && (after_round || Clock::now() < next_flush_);
-  FlushAt(ended_ ? Clock::time_point::min() : next_flush_);
-}
-
-void SseBroadcast::FlushAt(Clock::time_point at) {
-  if (Clock::now() >= at) {
+  if (ended_ || Clock::now() >= next_flush_) {
     net::post(context_, [self = shared_from_this()] { self->Flush(); });
     return;
   }
-  flush_timer_.expires_at(at);
+  flush_timer_.expires_at(next_flush_);
   flush_timer_.async_wait(
       [self = shared_from_this()](boost::system::error_code) { self->Flush(); });
 }
@@ -161,11 +156,8 @@ void SseBroadcast::FlushAt(Clock::time_point at) {
 void SseBroadcast::Flush() {
   flush_scheduled_ = false;
   if (retired_) return;
-  const auto interval = absl::ToChronoNanoseconds(state_->options.sse_flush);
   if (cursor_ == 0) {
-    round_start_ = Clock::now();
-    next_flush_ = round_start_ + interval;
-    paced_ = next_round_paced_;
+    next_flush_ = Clock::now() + absl::ToChronoNanoseconds(state_->options.sse_flush);
     again_ = false;
   }
   std::vector<SseMember*> behind;
@@ -185,19 +177,14 @@ void SseBroadcast::Flush() {
   }
   if (cursor_ < members_.size()) {
     flush_scheduled_ = true;
-    // A paced round reaches the member at index i after i / size of the
-    // interval; once the stream ended, nothing waits.
-    const double share = static_cast<double>(cursor_) / static_cast<double>(members_.size());
-    const bool paced = paced_ && !ended_;
-    FlushAt(paced ? round_start_ + std::chrono::duration_cast<Clock::duration>(interval * share)
-                  : Clock::time_point::min());
+    net::post(context_, [self = shared_from_this()] { self->Flush(); });
     return;
   }
   cursor_ = 0;
   built_.clear();
   Trim();
   if (members_.empty()) return Retire();
-  if (again_) ScheduleFlush(/*after_round=*/true);
+  if (again_) ScheduleFlush();
 }
 
 void SseBroadcast::Visit(const std::shared_ptr<SseMember>& member, std::vector<SseMember*>& behind,

@@ -13,12 +13,6 @@
 // position are built once and the same buffer goes to every member there
 // (in the steady state: all of them). Rounds start at most once per
 // `sse_flush` interval, so that events arriving meanwhile leave together.
-// A round that events waited for (they keep coming) spreads its chunks
-// evenly over the interval, each member keeping its place, so
-// that every member is written once per interval: written in one burst,
-// the members at the end of a large round waited for the whole burst too
-// (with 10,000 members, most of an interval). The first round after a
-// quiet interval is written at once.
 //
 // A member whose position falls behind the window (a slow client whose
 // write stays in flight while the window moves on), or every member when
@@ -103,12 +97,9 @@ class SseBroadcast : public std::enable_shared_from_this<SseBroadcast> {
   void OnWakeup();  // Any thread.
   void Pull();
   void Take(SsePoll polled);
-  // Asks for a round (or, during one, for another after it); `after_round`:
-  // asked by the round that just ended, whose members had more due.
-  void ScheduleFlush(bool after_round = false);
+  // Asks for a round (or, during one, for another after it).
+  void ScheduleFlush();
   void Flush();  // Runs one chunk of the current round.
-  // Runs Flush at `at`, or as soon as possible when that has passed.
-  void FlushAt(Clock::time_point at);
   void Visit(const std::shared_ptr<SseMember>& member, std::vector<SseMember*>& behind,
              std::vector<SseMember*>& done);
   void Serve(SseMember& member);
@@ -137,10 +128,7 @@ class SseBroadcast : public std::enable_shared_from_this<SseBroadcast> {
   uint64_t head_;                // Newest sequence received.
   boost::asio::steady_timer flush_timer_;
   Clock::time_point next_flush_;  // Earliest next flush.
-  Clock::time_point round_start_;
   bool flush_scheduled_ = false;
-  bool next_round_paced_ = false;  // Events wait for the round scheduled.
-  bool paced_ = false;             // The running round spreads its chunks.
   std::atomic<bool> wake_pending_{false};
   bool pulling_ = false;      // A poll runs on the blocking pool.
   bool catching_up_ = false;  // The last poll read the store: poll on the pool.

@@ -105,10 +105,10 @@ TEST(SseBroadcastTest, ShutdownWritesWhatWasQueuedToSharedReadersThenEndsTheirSt
   }
 }
 
-// Under steady traffic a round's chunks (128 readers each) are spread over
-// the flush interval: readers in every chunk still get each event once, in
-// order, whether a round reaches them early or late in the interval.
-TEST(SseBroadcastTest, ReadersInEveryChunkOfAPacedRoundGetEachEventOnce) {
+// A round visits its readers in chunks of 128, taking new events between
+// chunks, so that readers later in a round already get them: under steady
+// traffic, readers in every chunk get each event once, in order.
+TEST(SseBroadcastTest, ReadersInEveryChunkOfARoundGetEachEventOnce) {
   constexpr int kReaders = 200;  // Two chunks on the one SSE thread.
   constexpr int kPublishes = 30;
   constexpr int kEventsEach = 5;
@@ -117,12 +117,12 @@ TEST(SseBroadcastTest, ReadersInEveryChunkOfAPacedRoundGetEachEventOnce) {
   InProcessDaemon daemon(options);
   ASSERT_OK(daemon.Start());
   Readers readers;
-  ASSERT_NO_FATAL_FAILURE(OpenSharedReaders(daemon, "paced", kReaders, readers));
+  ASSERT_NO_FATAL_FAILURE(OpenSharedReaders(daemon, "chunked", kReaders, readers));
   auto http = daemon.NewClient();
-  // Publishes keep coming for several intervals, so that rounds wait for
-  // their interval and are paced.
+  // Publishes keep coming for several flush intervals, during rounds and
+  // between them.
   for (int i = 0; i < kPublishes; ++i) {
-    PublishNumbered(*http, "paced", i * kEventsEach, kEventsEach, 10);
+    PublishNumbered(*http, "chunked", i * kEventsEach, kEventsEach, 10);
     absl::SleepFor(absl::Milliseconds(20));
   }
   constexpr int kEvents = kPublishes * kEventsEach;

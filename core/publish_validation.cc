@@ -143,16 +143,22 @@ absl::Status ValidateStreamName(absl::string_view stream) {
 
 // absl::Hex pieces, not absl::StrFormat: parsing the format cost more than
 // the rest of a batch event's preparation (one id per event).
+// The text form is written a hex digit at a time: through absl::Hex pieces
+// and StrCat, NewEventId took 5.2-5.5% of an I/O thread's time for
+// 100-event publishes, and 2.5-3.1% this way (BENCHMARKS.md, session 10).
 std::string NewEventId(absl::Time now) {
+  static constexpr char kDigits[] = "0123456789abcdef";
   thread_local absl::BitGen gen;
   uint64_t millis = static_cast<uint64_t>(absl::ToUnixMillis(now)) & 0xffffffffffffull;
   uint64_t high = (millis << 16) | 0x7000 | absl::Uniform<uint16_t>(gen, 0, 0x1000);
   uint64_t low = (absl::Uniform<uint64_t>(gen) & 0x3fffffffffffffffull) | 0x8000000000000000ull;
-  return absl::StrCat(absl::Hex(high >> 32, absl::kZeroPad8), "-",
-                      absl::Hex((high >> 16) & 0xffff, absl::kZeroPad4), "-",
-                      absl::Hex(high & 0xffff, absl::kZeroPad4), "-",
-                      absl::Hex(low >> 48, absl::kZeroPad4), "-",
-                      absl::Hex(low & 0xffffffffffffull, absl::kZeroPad12));
+  std::string id(kEventIdLength, '-');  // 8-4-4-4-12 digits.
+  for (size_t digit = 0, at = 0; digit < 32; ++digit, ++at) {
+    if (digit == 8 || digit == 12 || digit == 16 || digit == 20) ++at;  // Past a dash.
+    const uint64_t word = digit < 16 ? high : low;
+    id[at] = kDigits[(word >> (60 - 4 * (digit % 16))) & 0xf];
+  }
+  return id;
 }
 
 absl::Status PrepareForPublish(absl::string_view stream, std::vector<Event>& events,

@@ -156,6 +156,7 @@ absl::StatusOr<PublishBody> ParsePublishBody(absl::string_view text,
     std::vector<absl::string_view> raw = client::RawElements(text);
     if (raw.size() != array.size()) raw.assign(array.size(), absl::string_view());
     body.events.reserve(array.size());
+    body.partition_keys.reserve(array.size());
     for (size_t i = 0; i < array.size(); ++i) {
       KEEL_RETURN_IF_ERROR(ParseEvent(array[i], raw[i], i, true, body));
     }

@@ -141,11 +141,10 @@ absl::Status ValidateStreamName(absl::string_view stream) {
   return CheckToken("stream name", stream, true, kMaxNameLength, true);
 }
 
-// absl::Hex pieces, not absl::StrFormat: parsing the format cost more than
-// the rest of a batch event's preparation (one id per event).
-// The text form is written a hex digit at a time: through absl::Hex pieces
-// and StrCat, NewEventId took 5.2-5.5% of an I/O thread's time for
-// 100-event publishes, and 2.5-3.1% this way (BENCHMARKS.md, session 10).
+// The text form is written a hex digit at a time, one id per event:
+// absl::StrFormat parsed its format each time, and absl::Hex pieces with
+// StrCat took 5.2-5.5% of an I/O thread's time for 100-event publishes,
+// against 2.5-3.1% this way (BENCHMARKS.md, session 10).
 std::string NewEventId(absl::Time now) {
   static constexpr char kDigits[] = "0123456789abcdef";
   thread_local absl::BitGen gen;

@@ -138,7 +138,7 @@ class DaemonCommand : public Command {
          "durable sync mode: always (ack = fsynced), interval, none")
         ("io-threads", po::value<int>()->default_value(2), "threads serving requests and responses")
         ("sse-threads", po::value<int>()->default_value(server::DefaultSseThreads()),
-         "threads serving SSE connections (default: half the hardware threads, at least 1)")
+         "threads serving SSE connections (default: half the CPUs, at least 1)")
         ("blocking-threads", po::value<int>()->default_value(64),
          "threads running publishes and store reads (bounds concurrent group-commit members)")
         ("body-limit", po::value<size_t>()->default_value(1 << 20), "max request body bytes")

@@ -1,5 +1,7 @@
 #include "cmd/keel/server/server.h"
 
+#include <sched.h>
+
 #include <algorithm>
 #include <thread>
 #include <vector>
@@ -160,7 +162,13 @@ Server::Server(ServerOptions options, Api& api, std::shared_ptr<Logger> logger)
 Server::~Server() = default;
 
 int DefaultSseThreads() {
-  return std::max(1, static_cast<int>(std::thread::hardware_concurrency() / 2));
+  // The CPUs of the process's affinity mask (taskset, cpusets), not all the
+  // machine's.
+  cpu_set_t cpus;
+  const int count = sched_getaffinity(0, sizeof(cpus), &cpus) == 0
+                        ? CPU_COUNT(&cpus)
+                        : static_cast<int>(std::thread::hardware_concurrency());
+  return std::max(1, count / 2);
 }
 
 absl::Status ValidateServerOptions(const ServerOptions& options) {

@@ -35,11 +35,11 @@
 
 namespace keel::server {
 
-// Half the machine's hardware threads, at least 1: the SSE threads' writes
-// are mostly the kernel's TCP send path, and the other half serves requests
-// (and, on a small machine, the clients). At 10,000 connections on two
-// vCPUs, one SSE thread gave a lower fan-out latency than two
-// (BENCHMARKS.md, session 10).
+// Half the CPUs this process may run on, at least 1: the SSE threads'
+// writes are mostly the kernel's TCP send path, and more of them than that
+// take the cores the request threads and the store need. At 10,000
+// connections on two vCPUs, one SSE thread gave a lower fan-out latency
+// than two (BENCHMARKS.md, session 10).
 int DefaultSseThreads();
 
 struct ServerOptions {

@@ -77,6 +77,10 @@ class SseBroadcasts;
 
 class SseBroadcast : public std::enable_shared_from_this<SseBroadcast> {
  public:
+  // Members written to before a round lets other handlers (taking new
+  // events, completed writes, new sessions) run.
+  static constexpr size_t kChunkMembers = 128;
+
   // Serves the events after `after` from `subscription` (live, unfiltered).
   SseBroadcast(std::string stream, std::unique_ptr<Subscription> subscription, uint64_t after,
                boost::asio::io_context& context, std::shared_ptr<ServerState> state,

@@ -27,6 +27,7 @@ DaemonOptions::DaemonOptions() {
   server.host = "127.0.0.1";
   server.port = 0;
   server.io_threads = 2;
+  server.sse_threads = 2;  // Not the machine-dependent default: streams split over threads.
   server.blocking_threads = 16;
   server.sse_keepalive = absl::Milliseconds(200);
   server.sse_retry = absl::Milliseconds(100);

@@ -42,19 +42,16 @@ uint16_t Check(absl::string_view body) {
 
 uint64_t StreamFingerprint(absl::string_view stream) { return Fnv1a64(stream); }
 
-std::string Cursor::Encode() const {
-  std::string token(Cursor::kTokenSize, '\0');
-  EncodeTo(token.data());
-  return token;
-}
+std::string Cursor::Encode() const { return std::string(EncodeToken().view()); }
 
 // By hand rather than through absl::WebSafeBase64Escape: every SSE frame and
 // every event in a page carries a token, and the escape's temporary strings
 // were a measurable part of building them. 27 bytes are 9 whole groups of
 // three, so the token never needs padding.
-void Cursor::EncodeTo(char* token) const {
+Cursor::Token Cursor::EncodeToken() const {
   static constexpr char kAlphabet[] =
       "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_";
+  Token token;
   uint8_t body[kTokenBytes];
   body[0] = kVersion;
   PutU64(body + 1, epoch);
@@ -66,11 +63,12 @@ void Cursor::EncodeTo(char* token) const {
   body[kBodySize + 1] = static_cast<uint8_t>(check & 0xff);
   for (size_t in = 0, at = 0; in < kTokenBytes; in += 3, at += 4) {
     const uint32_t group = (uint32_t{body[in]} << 16) | (uint32_t{body[in + 1]} << 8) | body[in + 2];
-    token[at] = kAlphabet[group >> 18];
-    token[at + 1] = kAlphabet[(group >> 12) & 63];
-    token[at + 2] = kAlphabet[(group >> 6) & 63];
-    token[at + 3] = kAlphabet[group & 63];
+    token.chars_[at] = kAlphabet[group >> 18];
+    token.chars_[at + 1] = kAlphabet[(group >> 12) & 63];
+    token.chars_[at + 2] = kAlphabet[(group >> 6) & 63];
+    token.chars_[at + 3] = kAlphabet[group & 63];
   }
+  return token;
 }
 
 absl::StatusOr<Cursor> Cursor::Decode(absl::string_view token) {

@@ -41,8 +41,17 @@ struct Cursor {
 
   // The printable token.
   std::string Encode() const;
-  // Writes the same token's kTokenSize characters to `token` (no string).
-  void EncodeTo(char* token) const;
+  // The same token held by value (no string): for the frames and receipts
+  // built once per event.
+  class Token {
+   public:
+    absl::string_view view() const { return absl::string_view(chars_, kTokenSize); }
+
+   private:
+    friend struct Cursor;
+    char chars_[kTokenSize];
+  };
+  Token EncodeToken() const;
   // Parses a token; kInvalidCursor when it is malformed or fails its check.
   static absl::StatusOr<Cursor> Decode(absl::string_view token);
 

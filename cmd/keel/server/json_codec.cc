@@ -103,9 +103,8 @@ void AppendRfc3339(absl::Time time, std::string& out) {
 }
 
 void AppendEventJson(const Event& event, uint64_t epoch, std::string& out) {
-  char cursor[Cursor::kTokenSize];
-  Cursor::For(event.stream, epoch, event.sequence).EncodeTo(cursor);
-  AppendEventJson(event, absl::string_view(cursor, sizeof(cursor)), out);
+  const Cursor::Token cursor = Cursor::For(event.stream, epoch, event.sequence).EncodeToken();
+  AppendEventJson(event, cursor.view(), out);
 }
 
 // Appended piece by piece: this runs once per event of every SSE frame and
@@ -141,13 +140,11 @@ void AppendEventJson(const Event& event, absl::string_view cursor, std::string& 
   out.push_back('}');
 }
 
-// Written in place (cursor on the stack, strings quoted into `out`): a
+// Written in place (the cursor token by value, strings quoted into `out`): a
 // batch's response is one receipt per event.
 void AppendReceiptJson(const Receipt& receipt, std::string& out) {
-  char cursor[Cursor::kTokenSize];
-  receipt.cursor.EncodeTo(cursor);
-  AppendIdentity(receipt.stream, receipt.sequence, absl::string_view(cursor, sizeof(cursor)),
-                 receipt.id, out);
+  AppendIdentity(receipt.stream, receipt.sequence, receipt.cursor.EncodeToken().view(), receipt.id,
+                 out);
   out += receipt.duplicate ? ",\"duplicate\":true}" : ",\"duplicate\":false}";
 }
 

@@ -34,9 +34,8 @@ bool HasLineBreak(absl::string_view text) {
 // hold a line break (a library publisher's may span lines); such an event's
 // data is split into lines.
 void AppendEventFrame(const Event& event, uint64_t epoch, std::string& out) {
-  char token[Cursor::kTokenSize];
-  Cursor::For(event.stream, epoch, event.sequence).EncodeTo(token);
-  const absl::string_view cursor(token, sizeof(token));
+  const Cursor::Token token = Cursor::For(event.stream, epoch, event.sequence).EncodeToken();
+  const absl::string_view cursor = token.view();
   absl::StrAppend(&out, "id: ", cursor, "\nevent: ", event.type, "\n");
   if (event.content_type == kJsonContentType && HasLineBreak(event.payload)) {
     std::string json;

@@ -134,6 +134,7 @@ TEST(RawJsonTest, CompactDropsOnlyTheSpaceBetweenTokens) {
   EXPECT_EQ(RawCompact(" { \"a\" : [ 1.50 , true,\n\"x  y\\\" z\" ] ,\t\"b\":\"\\\\\" } "),
             R"({"a":[1.50,true,"x  y\" z"],"b":"\\"})");
   EXPECT_EQ(RawCompact("\"  \""), "\"  \"");
+  EXPECT_EQ(RawCompact("{\"a\":\"x y\"}"), "{\"a\":\"x y\"}") << "a string right after ':'";
   EXPECT_EQ(RawCompact("-12e3"), "-12e3");
 }
 

@@ -56,11 +56,8 @@ class HttpSession : public std::enable_shared_from_this<HttpSession> {
 
   void Run() {
     net::dispatch(socket_.get_executor(), [self = shared_from_this()] {
-      beast::error_code ec;
-      self->socket_.non_blocking(true, ec);  // For DoWrite's direct write.
-      if (ec) return self->Close();
       self->DoRead();
-      self->WaitIdle(Clock::now() + self->idle_timeout_);
+      self->WaitIdle(self->deadline_);
     });
   }
 

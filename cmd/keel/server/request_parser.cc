@@ -15,7 +15,6 @@ void RequestParser::on_request_impl(boost::beast::http::verb, string_view method
   request_.method.assign(method.data(), method.size());
   request_line_.assign(method.data(), method.size());
   request_line_.push_back(' ');
-  target_at_ = request_line_.size();
   request_line_.append(target.data(), target.size());
   // Reserved up front: growing it allocated again on every request. Eight
   // (room for 13) keeps the table under 1 KiB, which malloc serves from its
@@ -69,7 +68,8 @@ bool IsPlainPath(absl::string_view target) {
 }  // namespace
 
 absl::StatusOr<HttpRequest> RequestParser::Release() {
-  const absl::string_view raw = absl::string_view(request_line_).substr(target_at_);
+  // The target follows "METHOD " in the request line.
+  const absl::string_view raw = absl::string_view(request_line_).substr(request_.method.size() + 1);
   request_.segments.reserve(8);
   if (IsPlainPath(raw)) {
     request_.path = std::string(raw);

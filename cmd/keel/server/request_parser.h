@@ -5,7 +5,7 @@
 // (an allocation per field), which the session then copied into the
 // HttpRequest the API handlers take. This parser writes each field once,
 // where the handlers read it, and the request line into a buffer the session
-// reuses (for its log, and for the target, parsed once the header is read).
+// reuses (for its log, and for the target, decoded once the request is read).
 // Beast still enforces the header and body limits and decodes chunked
 // bodies.
 //
@@ -52,7 +52,6 @@ class RequestParser : public boost::beast::http::basic_parser<true> {
   void on_finish_impl(error_code&) override {}
 
   std::string& request_line_;
-  size_t target_at_ = 0;  // Where the target starts in request_line_.
   HttpRequest request_;
 };
 

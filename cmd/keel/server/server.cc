@@ -111,8 +111,11 @@ class Server::Impl {
                                                    HttpSocket socket) {
       if (ec == net::error::operation_aborted || !acceptor_.is_open()) return;
       if (!ec) {
-        socket.set_option(tcp::no_delay(true), ec);
-        StartHttpSession(std::move(socket), state_, io.publishes);
+        socket.set_option(tcp::no_delay(true), ec);  // Best effort.
+        // For the sessions' direct writes (SendNow); without it, the
+        // connection is dropped.
+        socket.non_blocking(true, ec);
+        if (!ec) StartHttpSession(std::move(socket), state_, io.publishes);
       }
       DoAccept();
     });

@@ -117,15 +117,20 @@ TEST_F(IdleTimeoutTest, AConnectionInUseOutlivesTheTimeout) {
   EXPECT_EQ(connection_->Read(), "");
 }
 
+// Publishes 40 events of about 100 KB each (data "<i>xxx…") to `stream`: a
+// page of them is more than a socket takes at once.
+void PublishLargeEvents(client::HttpClient& http, const std::string& stream) {
+  for (int i = 0; i < 40; ++i) {
+    const std::string data = absl::StrCat("\"", i, std::string(100'000, 'x'), "\"");
+    ASSERT_OK(Publish(http, stream, "t", data).status());
+  }
+}
+
 // A client that stops reading its answer: the daemon's write waits past the
 // timeout and the connection is cut with the answer unfinished.
 TEST_F(IdleTimeoutTest, AWriteToAClientThatStopsReadingIsCut) {
   ASSERT_NO_FATAL_FAILURE(Open(absl::Milliseconds(200)));
-  auto http = daemon_->NewClient();
-  for (int i = 0; i < 40; ++i) {
-    ASSERT_OK(Publish(*http, "big", "t", absl::StrCat("\"", std::string(100'000, 'x'), "\""))
-                  .status());
-  }
+  ASSERT_NO_FATAL_FAILURE(PublishLargeEvents(*daemon_->NewClient(), "big"));
   // Connected now: publishing took longer than the timeout.
   RawConnection reader(daemon_->port(), /*receive_buffer=*/4096);
   ASSERT_TRUE(reader.connected());
@@ -151,10 +156,7 @@ TEST(LargeResponseTest, ALargerResponseThanTheSocketTakesArrivesWhole) {
   InProcessDaemon daemon;
   ASSERT_OK(daemon.Start());
   auto http = daemon.NewClient();
-  for (int i = 0; i < 40; ++i) {
-    const std::string data = absl::StrCat("\"", i, std::string(100'000, 'x'), "\"");
-    ASSERT_OK(Publish(*http, "big", "t", data).status());
-  }
+  ASSERT_NO_FATAL_FAILURE(PublishLargeEvents(*http, "big"));
   ASSERT_OK_AND_ASSIGN(json::value page,
                        GetJson(*http, "/v1/streams/big/events?after=earliest&limit=40"));
   const json::array& events = page.at("events").as_array();

@@ -10,6 +10,7 @@
 #include <boost/url/parse.hpp>
 
 #include "absl/strings/str_cat.h"
+#include "tests/testing/status_matchers.h"
 
 namespace keel::server {
 namespace {
@@ -37,29 +38,46 @@ boost::beast::error_code Feed(RequestParser& parser, const std::string& wire, si
   return {};
 }
 
+// A whole request parsed: its request line, keep-alive verdict and
+// HttpRequest; a parser error or an unfinished request is an Internal error.
+struct Parsed {
+  std::string line;
+  bool keep_alive = false;
+  absl::StatusOr<HttpRequest> request;
+};
+Parsed Parse(const std::string& wire, size_t piece = 64) {
+  Parsed parsed;
+  RequestParser parser(parsed.line);
+  if (boost::beast::error_code ec = Feed(parser, wire, piece)) {
+    parsed.request = absl::InternalError(ec.message());
+  } else if (!parser.is_done()) {
+    parsed.request = absl::InternalError("the request is unfinished");
+  } else {
+    parsed.keep_alive = parser.keep_alive();
+    parsed.request = parser.Release();
+  }
+  return parsed;
+}
+
 TEST(RequestParserTest, FieldsTargetAndBodyArriveWhereHandlersReadThem) {
   for (size_t piece : {size_t{1}, size_t{7}, size_t{4096}}) {
-    std::string line;
-    RequestParser parser(line);
-    const std::string wire =
+    SCOPED_TRACE(piece);
+    Parsed parsed = Parse(
         "POST /v1/streams/orders%2Feu/events?tenant=c&limit=5&tenant=a%20b HTTP/1.1\r\n"
         "Host: example\r\nContent-Type: application/json\r\nX-Mixed-CASE: Value\r\n"
-        "Content-Length: 11\r\n\r\n{\"type\":1}\n";
-    ASSERT_FALSE(Feed(parser, wire, piece)) << piece;
-    ASSERT_TRUE(parser.is_done()) << piece;
-    EXPECT_TRUE(parser.keep_alive());
-    EXPECT_EQ(line, "POST /v1/streams/orders%2Feu/events?tenant=c&limit=5&tenant=a%20b");
-
-    absl::StatusOr<HttpRequest> request = parser.Release();
-    ASSERT_TRUE(request.ok()) << request.status();
-    EXPECT_EQ(request->method, "POST");
-    EXPECT_EQ(request->path, "/v1/streams/orders%2Feu/events");
-    EXPECT_THAT(request->segments, ElementsAre("v1", "streams", "orders/eu", "events"));
-    EXPECT_THAT(request->query, UnorderedElementsAre(Pair("tenant", "a b"), Pair("limit", "5")));
-    EXPECT_EQ(request->Header("content-type"), "application/json");
-    EXPECT_EQ(request->Header("x-mixed-case"), "Value") << "names are kept lower-case";
-    EXPECT_EQ(request->Header("absent"), "");
-    EXPECT_EQ(request->body, "{\"type\":1}\n");
+        "Content-Length: 11\r\n\r\n{\"type\":1}\n",
+        piece);
+    ASSERT_OK_AND_ASSIGN(const HttpRequest request, std::move(parsed.request));
+    EXPECT_TRUE(parsed.keep_alive) << piece;
+    EXPECT_EQ(parsed.line, "POST /v1/streams/orders%2Feu/events?tenant=c&limit=5&tenant=a%20b");
+    EXPECT_EQ(request.method, "POST");
+    EXPECT_EQ(request.path, "/v1/streams/orders%2Feu/events");
+    EXPECT_THAT(request.segments, ElementsAre("v1", "streams", "orders/eu", "events"));
+    EXPECT_THAT(request.query, UnorderedElementsAre(Pair("tenant", "a b"), Pair("limit", "5")));
+    EXPECT_EQ(request.Header("content-type"), "application/json");
+    EXPECT_EQ(request.Header("x-mixed-case"), "Value") << "names are kept lower-case";
+    EXPECT_EQ(request.Header("absent"), "");
+    EXPECT_EQ(request.body, "{\"type\":1}\n");
   }
 }
 
@@ -68,42 +86,33 @@ TEST(RequestParserTest, PathsSplitAsBoostUrlDoes) {
   for (const char* target :
        {"/", "/v1/streams", "/v1/streams/orders.eu_1~-x/events", "/a/", "/a//b", "//",
         "/v1/streams/.x", "/a/./b/../c", "/a%2Fb/c", "/a?x=1", "/caf%C3%A9"}) {
-    std::string line;
-    RequestParser parser(line);
-    ASSERT_FALSE(Feed(parser, absl::StrCat("GET ", target, " HTTP/1.1\r\n\r\n"), 64));
-    absl::StatusOr<HttpRequest> request = parser.Release();
-    ASSERT_TRUE(request.ok()) << target;
+    SCOPED_TRACE(target);
+    ASSERT_OK_AND_ASSIGN(const HttpRequest request,
+                         Parse(absl::StrCat("GET ", target, " HTTP/1.1\r\n\r\n")).request);
     auto url = boost::urls::parse_origin_form(target);
     ASSERT_TRUE(url.has_value()) << target;
     std::vector<std::string> segments;
     for (auto segment : url->segments()) segments.push_back(segment);
-    EXPECT_EQ(request->segments, segments) << target;
-    EXPECT_EQ(request->path, std::string(url->encoded_path())) << target;
+    EXPECT_EQ(request.segments, segments) << target;
+    EXPECT_EQ(request.path, std::string(url->encoded_path())) << target;
   }
 }
 
 TEST(RequestParserTest, AChunkedBodyIsJoined) {
-  std::string line;
-  RequestParser parser(line);
-  const std::string wire =
-      "POST /v1/streams/s/events HTTP/1.1\r\nTransfer-Encoding: chunked\r\n\r\n"
-      "5\r\n[{\"ty\r\n9\r\npe\":\"t\"}]\r\n0\r\n\r\n";
-  ASSERT_FALSE(Feed(parser, wire, 3));
-  ASSERT_TRUE(parser.is_done());
-  absl::StatusOr<HttpRequest> request = parser.Release();
-  ASSERT_TRUE(request.ok());
-  EXPECT_EQ(request->body, "[{\"type\":\"t\"}]");
+  ASSERT_OK_AND_ASSIGN(
+      const HttpRequest request,
+      Parse("POST /v1/streams/s/events HTTP/1.1\r\nTransfer-Encoding: chunked\r\n\r\n"
+            "5\r\n[{\"ty\r\n9\r\npe\":\"t\"}]\r\n0\r\n\r\n",
+            3)
+          .request);
+  EXPECT_EQ(request.body, "[{\"type\":\"t\"}]");
 }
 
 TEST(RequestParserTest, ARepeatedHeaderKeepsItsLastValue) {
-  std::string line;
-  RequestParser parser(line);
-  ASSERT_FALSE(
-      Feed(parser, "GET / HTTP/1.1\r\nIdempotency-Key: a\r\nidempotency-key: b\r\n\r\n", 64));
-  ASSERT_TRUE(parser.is_done());
-  absl::StatusOr<HttpRequest> request = parser.Release();
-  ASSERT_TRUE(request.ok());
-  EXPECT_EQ(request->Header("idempotency-key"), "b");
+  ASSERT_OK_AND_ASSIGN(
+      const HttpRequest request,
+      Parse("GET / HTTP/1.1\r\nIdempotency-Key: a\r\nidempotency-key: b\r\n\r\n").request);
+  EXPECT_EQ(request.Header("idempotency-key"), "b");
 }
 
 TEST(RequestParserTest, KeepAliveFollowsTheVersionAndConnectionHeader) {
@@ -117,21 +126,15 @@ TEST(RequestParserTest, KeepAliveFollowsTheVersionAndConnectionHeader) {
       {"GET /healthz HTTP/1.0\r\nConnection: keep-alive\r\n\r\n", true},
   };
   for (const auto& c : kCases) {
-    std::string line;
-    RequestParser parser(line);
-    ASSERT_FALSE(Feed(parser, c.wire, 64)) << c.wire;
-    ASSERT_TRUE(parser.is_done()) << c.wire;
-    EXPECT_EQ(parser.keep_alive(), c.keep_alive) << c.wire;
+    const Parsed parsed = Parse(c.wire);
+    ASSERT_OK(parsed.request.status()) << c.wire;
+    EXPECT_EQ(parsed.keep_alive, c.keep_alive) << c.wire;
   }
 }
 
 TEST(RequestParserTest, AMalformedTargetIsAnInvalidArgument) {
-  std::string line;
-  RequestParser parser(line);
-  ASSERT_FALSE(Feed(parser, "GET /a%zz HTTP/1.1\r\n\r\n", 64));
-  ASSERT_TRUE(parser.is_done());
-  absl::StatusOr<HttpRequest> request = parser.Release();
-  EXPECT_EQ(request.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(Parse("GET /a%zz HTTP/1.1\r\n\r\n").request,
+              keel::testing::StatusIs(absl::StatusCode::kInvalidArgument));
 }
 
 TEST(RequestParserTest, ABodyOverTheLimitIsRefusedBeforeItIsRead) {

@@ -1,0 +1,63 @@
+// RawConnection: a plain blocking loopback socket for tests that need to
+// see what a connection does byte by byte (when it is closed, what arrives
+// while the client does not read), below any HTTP client.
+#ifndef KEEL_TESTS_CMD_DAEMON_RAW_CONNECTION_H_
+#define KEEL_TESTS_CMD_DAEMON_RAW_CONNECTION_H_
+
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <sys/time.h>
+#include <unistd.h>
+
+#include <gtest/gtest.h>
+
+#include <cerrno>
+#include <cstdint>
+#include <string>
+
+namespace keel::daemon_test {
+
+// A blocking loopback connection whose reads give up after 10 s, so that a
+// connection the daemon wrongly keeps open fails the test instead of hanging.
+class RawConnection {
+ public:
+  // `receive_buffer` (bytes, 0 = the system's): a small one keeps the
+  // daemon's writes waiting while this side does not read.
+  explicit RawConnection(uint16_t port, int receive_buffer = 0)
+      : fd_(socket(AF_INET, SOCK_STREAM, 0)) {
+    timeval timeout{10, 0};
+    setsockopt(fd_, SOL_SOCKET, SO_RCVTIMEO, &timeout, sizeof(timeout));
+    if (receive_buffer > 0) {
+      setsockopt(fd_, SOL_SOCKET, SO_RCVBUF, &receive_buffer, sizeof(receive_buffer));
+    }
+    sockaddr_in address{};
+    address.sin_family = AF_INET;
+    address.sin_port = htons(port);
+    address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    connected_ = connect(fd_, reinterpret_cast<sockaddr*>(&address), sizeof(address)) == 0;
+  }
+  ~RawConnection() { close(fd_); }
+
+  bool connected() const { return connected_; }
+  void Send(const std::string& bytes) {
+    ASSERT_EQ(send(fd_, bytes.data(), bytes.size(), MSG_NOSIGNAL),
+              static_cast<ssize_t>(bytes.size()));
+  }
+
+  // What one read returns: the bytes, "" at end of stream, or the error.
+  std::string Read() {
+    char buffer[4096];
+    const ssize_t n = recv(fd_, buffer, sizeof(buffer), 0);
+    if (n < 0) return errno == EAGAIN ? "<timeout>" : "<error>";
+    return std::string(buffer, static_cast<size_t>(n));
+  }
+
+ private:
+  const int fd_;
+  bool connected_ = false;
+};
+
+}  // namespace keel::daemon_test
+
+#endif  // KEEL_TESTS_CMD_DAEMON_RAW_CONNECTION_H_

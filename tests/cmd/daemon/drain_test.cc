@@ -6,9 +6,11 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include "absl/strings/str_cat.h"
 #include "absl/synchronization/notification.h"
 #include "core/forwarding_bus.h"
 #include "tests/cmd/daemon/daemon_fixture.h"
+#include "tests/cmd/daemon/raw_connection.h"
 #include "tests/testing/status_matchers.h"
 
 namespace keel::daemon_test {
@@ -152,6 +154,27 @@ TEST(DrainTest, APublishHeldPastTheIdleTimeoutIsStillAnswered) {
   gate.release.Notify();
   ASSERT_OK_AND_ASSIGN(PublishedEvent published, publish.Result());
   EXPECT_EQ(published.sequence, 1u);
+}
+
+// After a publish held past the idle timeout is answered, the connection's
+// idle timeout runs again: left idle, it is closed.
+TEST(DrainTest, AConnectionIdleAfterAHeldPublishIsClosed) {
+  Gate gate;
+  DaemonOptions options = GatedOptions<GatedBus>(gate);
+  options.server.idle_timeout = absl::Milliseconds(100);
+  InProcessDaemon daemon(options);
+  ASSERT_OK(daemon.Start());
+  RawConnection connection(daemon.port());
+  ASSERT_TRUE(connection.connected());
+  const std::string body = R"({"type":"t","data":1})";
+  connection.Send(absl::StrCat("POST /v1/streams/drain/events HTTP/1.1\r\nHost: keel\r\n",
+                               "Content-Type: application/json\r\nContent-Length: ", body.size(),
+                               "\r\n\r\n", body));
+  ASSERT_TRUE(gate.entered.WaitForNotificationWithTimeout(kWait));
+  absl::SleepFor(absl::Milliseconds(500));
+  gate.release.Notify();
+  EXPECT_THAT(connection.Read(), ::testing::StartsWith("HTTP/1.1 201"));
+  EXPECT_EQ(connection.Read(), "") << "the idle connection was left open";
 }
 
 // The grace period ends while a publish is committed but not yet answered:

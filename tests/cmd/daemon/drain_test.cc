@@ -1,6 +1,7 @@
 // Graceful shutdown of the in-process server: requests that are running on
 // the blocking pool, or whose publish is being committed, when the daemon
 // stops accepting still get their answer.
+#include <memory>
 #include <thread>
 
 #include <gmock/gmock.h>
@@ -140,39 +141,45 @@ TEST(DrainTest, ARequestOnTheBlockingPoolIsAnsweredAfterAcceptingStopped) {
   ExpectAnsweredAfterAcceptingStopped(daemon, gate);
 }
 
-// The idle timeout applies to reading a request and writing its answer, not
-// to the handler in between: a publish held past it is still answered.
-TEST(DrainTest, APublishHeldPastTheIdleTimeoutIsStillAnswered) {
-  Gate gate;
-  DaemonOptions options = GatedOptions<GatedBus>(gate);
-  options.server.idle_timeout = absl::Milliseconds(100);
-  InProcessDaemon daemon(options);
-  ASSERT_OK(daemon.Start());
-  BackgroundPublish publish(daemon);
-  ASSERT_TRUE(gate.entered.WaitForNotificationWithTimeout(kWait));
-  absl::SleepFor(absl::Milliseconds(500));
-  gate.release.Notify();
+// The idle timeout (100 ms here) applies to reading a request and writing
+// its answer, not to the handler in between. A daemon whose publishes are
+// held at a gate; HoldPastTheTimeout keeps the first one five timeouts.
+class HeldPublishTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    DaemonOptions options = GatedOptions<GatedBus>(gate_);
+    options.server.idle_timeout = absl::Milliseconds(100);
+    daemon_ = std::make_unique<InProcessDaemon>(options);
+    ASSERT_OK(daemon_->Start());
+  }
+
+  void HoldPastTheTimeout() {
+    ASSERT_TRUE(gate_.entered.WaitForNotificationWithTimeout(kWait));
+    absl::SleepFor(absl::Milliseconds(500));
+    gate_.release.Notify();
+  }
+
+  Gate gate_;
+  std::unique_ptr<InProcessDaemon> daemon_;
+};
+
+TEST_F(HeldPublishTest, APublishHeldPastTheIdleTimeoutIsStillAnswered) {
+  BackgroundPublish publish(*daemon_);
+  ASSERT_NO_FATAL_FAILURE(HoldPastTheTimeout());
   ASSERT_OK_AND_ASSIGN(PublishedEvent published, publish.Result());
   EXPECT_EQ(published.sequence, 1u);
 }
 
-// After a publish held past the idle timeout is answered, the connection's
-// idle timeout runs again: left idle, it is closed.
-TEST(DrainTest, AConnectionIdleAfterAHeldPublishIsClosed) {
-  Gate gate;
-  DaemonOptions options = GatedOptions<GatedBus>(gate);
-  options.server.idle_timeout = absl::Milliseconds(100);
-  InProcessDaemon daemon(options);
-  ASSERT_OK(daemon.Start());
-  RawConnection connection(daemon.port());
+// After the held publish is answered, the connection's idle timeout runs
+// again: left idle, it is closed.
+TEST_F(HeldPublishTest, AConnectionIdleAfterAHeldPublishIsClosed) {
+  RawConnection connection(daemon_->port());
   ASSERT_TRUE(connection.connected());
   const std::string body = R"({"type":"t","data":1})";
   connection.Send(absl::StrCat("POST /v1/streams/drain/events HTTP/1.1\r\nHost: keel\r\n",
                                "Content-Type: application/json\r\nContent-Length: ", body.size(),
                                "\r\n\r\n", body));
-  ASSERT_TRUE(gate.entered.WaitForNotificationWithTimeout(kWait));
-  absl::SleepFor(absl::Milliseconds(500));
-  gate.release.Notify();
+  ASSERT_NO_FATAL_FAILURE(HoldPastTheTimeout());
   EXPECT_THAT(connection.Read(), ::testing::StartsWith("HTTP/1.1 201"));
   EXPECT_EQ(connection.Read(), "") << "the idle connection was left open";
 }

@@ -10,6 +10,8 @@
 // session enforces the idle timeout: each socket operation sets a deadline,
 // and the timer, when it fires, closes a connection past its deadline or
 // sleeps until the current one.
+#include <bit>
+
 #include <boost/asio/dispatch.hpp>
 #include <boost/asio/post.hpp>
 #include <boost/asio/steady_timer.hpp>
@@ -69,11 +71,14 @@ class HttpSession : public std::enable_shared_from_this<HttpSession> {
     deadline_ = Clock::now() + idle_timeout_;
     http::async_read(
         socket_, buffer_, *parser_,
-        [self = shared_from_this()](beast::error_code ec, std::size_t) { self->OnRead(ec); });
+        [self = shared_from_this()](beast::error_code ec, std::size_t bytes) {
+          self->OnRead(ec, bytes);
+        });
   }
 
-  void OnRead(beast::error_code ec) {
+  void OnRead(beast::error_code ec, size_t request_bytes) {
     deadline_ = Clock::time_point::max();  // No socket operation until the response.
+    FitBuffer(request_bytes);
     if (ec == http::error::body_limit) {
       return Reject(413, "payload_too_large",
                     absl::StrCat("request body exceeds ", state_->options.body_limit, " bytes"));
@@ -192,7 +197,33 @@ class HttpSession : public std::enable_shared_from_this<HttpSession> {
     if (counted) state_->requests_in_flight.fetch_sub(1);
     TrimBuffers();
     if (ec || !keep_alive) return Close();
-    DoRead();
+    AwaitRequest();
+  }
+
+  // The next request on a kept-alive connection. Asio starts every read
+  // with a speculative receive, and after a response it finds nothing: the
+  // client is still reading the answer. Waiting for the socket to become
+  // readable first spares that receive (about 5% of an I/O thread's time
+  // for single-event publishes). Bytes already read (a pipelined request)
+  // are parsed at once: no readiness would come for them.
+  void AwaitRequest() {
+    if (buffer_.size() > 0) return DoRead();
+    deadline_ = Clock::now() + idle_timeout_;
+    socket_.async_wait(net::socket_base::wait_read,
+                       [self = shared_from_this()](beast::error_code ec) {
+                         if (ec) return self->Close();  // Idle timeout, or closed.
+                         self->DoRead();
+                       });
+  }
+
+  // Beast reads at most the buffer's free space (at least 512 bytes), and
+  // the parser consumes a body as it arrives, so the buffer never grows by
+  // itself: a 15 KB batch took 30 reads. A connection that sent a request
+  // larger than its buffer gets room for the next one of that size, up to
+  // what it may keep.
+  void FitBuffer(size_t request_bytes) {
+    if (request_bytes <= buffer_.capacity()) return;
+    buffer_.reserve(std::min(std::bit_ceil(request_bytes), kKeptBufferBytes));
   }
 
   void TrimBuffers() {

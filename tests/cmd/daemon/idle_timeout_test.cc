@@ -1,13 +1,17 @@
 // Request/response connections seen from a plain socket: the idle timeout
-// closes a connection that stops mid-request and spares one in use, and a
-// response too large for the socket's buffer is written in parts.
+// closes a connection that stops mid-request and spares one in use,
+// pipelined requests are each answered, and a response too large for the
+// socket's buffer is written in parts.
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
 #include <memory>
 #include <string>
+#include <vector>
 
+#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_split.h"
 #include "absl/time/clock.h"
 #include "tests/cmd/daemon/daemon_fixture.h"
 #include "tests/cmd/daemon/raw_connection.h"
@@ -69,6 +73,34 @@ TEST_F(IdleTimeoutTest, AConnectionInUseOutlivesTheTimeout) {
   }
   // Then idle: closed.
   EXPECT_EQ(connection_->Read(), "");
+}
+
+// Requests sent back to back before any answer (HTTP pipelining) are each
+// answered, in order: a request the daemon has already read must not wait
+// for the socket to become readable again.
+TEST_F(IdleTimeoutTest, PipelinedRequestsAreEachAnsweredInOrder) {
+  ASSERT_NO_FATAL_FAILURE(Open(absl::Seconds(30)));
+  const std::string body = R"({"type":"t","data":1})";
+  const std::string publish = absl::StrCat(
+      "POST /v1/streams/p/events HTTP/1.1\r\nHost: keel\r\n",
+      "Content-Type: application/json\r\nContent-Length: ", body.size(), "\r\n\r\n", body);
+  connection_->Send(publish + publish + kHealthz);
+
+  std::string received;
+  std::vector<std::string> responses;
+  while (responses.size() < 3) {
+    const std::string chunk = connection_->Read();
+    ASSERT_FALSE(chunk.empty() || chunk == "<timeout>" || chunk == "<error>")
+        << "got " << responses.size() << " of 3 answers, then " << (chunk.empty() ? "EOF" : chunk);
+    received += chunk;
+    responses = absl::StrSplit(received, "HTTP/1.1 ", absl::SkipEmpty());
+  }
+  ASSERT_EQ(responses.size(), 3u);
+  EXPECT_THAT(responses[0], StartsWith("201"));
+  EXPECT_TRUE(absl::StrContains(responses[0], R"("sequence":1,)")) << responses[0];
+  EXPECT_THAT(responses[1], StartsWith("201"));
+  EXPECT_TRUE(absl::StrContains(responses[1], R"("sequence":2,)")) << responses[1];
+  EXPECT_THAT(responses[2], StartsWith("200"));
 }
 
 // Publishes 40 events of about 100 KB each (data "<i>xxx…") to `stream`: a

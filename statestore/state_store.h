@@ -47,6 +47,9 @@ class WriteBatch {
   void PutOwned(std::string key, std::string value);
   void Delete(absl::string_view key);
   void Append(const WriteBatch& other);
+  // Room for `ops` operations in all: a batch built op by op otherwise
+  // reallocates as it grows.
+  void Reserve(size_t ops) { ops_.reserve(ops); }
   void Clear() { ops_.clear(); bytes_ = 0; }
 
   const std::vector<Op>& ops() const { return ops_; }

@@ -288,6 +288,13 @@ absl::Status DurableBus::StageMaintenance(GroupState& state, PendingAppend& appe
 
 absl::Status DurableBus::Commit(absl::Span<PendingAppend* const> group) {
   GroupState state;
+  // An entry per event and a head per member at most (maintenance stages
+  // its own, rarer, records on top).
+  size_t records = 0;
+  for (const PendingAppend* member : group) {
+    if (member->events != nullptr) records += member->events->size() + 1;
+  }
+  state.batch.Reserve(records);
   // Maintenance first: its deletions then precede this group's new records
   // in the batch, so a key collected and published again in one group stays.
   for (PendingAppend* member : group) {

@@ -45,6 +45,8 @@ constexpr uint64_t kMiB = uint64_t{1} << 20;
 // holds about that much; the margin covers the write that crosses the line.
 // Bigger logs are preallocated only this far and appended to beyond it.
 constexpr uint64_t kMaxPreallocatedLogBytes = 64 * kMiB;
+// A thread keeps the buffer of its last write batch up to this size.
+constexpr size_t kKeptWriteBatchBytes = kMiB;
 
 struct Settings {
   std::string path;
@@ -261,7 +263,11 @@ absl::StatusOr<std::string> LevelDbStore::Get(absl::string_view key) {
 
 absl::Status LevelDbStore::Write(const WriteBatch& batch, const WriteOptions& options) {
   KEEL_ASSIGN_OR_RETURN(std::shared_ptr<Handle> handle, Acquire());
-  leveldb::WriteBatch updates;
+  // Reused by the thread's next write: built afresh, its buffer grew by
+  // doubling on every write, several reallocations and copies for a batch
+  // of a few events. One that grew large is let go.
+  thread_local leveldb::WriteBatch updates;
+  updates.Clear();
   for (const WriteBatch::Op& op : batch.ops()) {
     if (op.kind == WriteBatch::Op::Kind::kPut) {
       updates.Put(op.key, op.value);
@@ -271,7 +277,9 @@ absl::Status LevelDbStore::Write(const WriteBatch& batch, const WriteOptions& op
   }
   leveldb::WriteOptions write_options;
   write_options.sync = options.sync;
-  return FromLevelDb(handle->db->Write(write_options, &updates), handle->path);
+  absl::Status status = FromLevelDb(handle->db->Write(write_options, &updates), handle->path);
+  if (updates.ApproximateSize() > kKeptWriteBatchBytes) updates = leveldb::WriteBatch();
+  return status;
 }
 
 std::unique_ptr<StoreIterator> LevelDbStore::NewIterator(const KeyRange& range) {

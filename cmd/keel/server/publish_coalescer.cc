@@ -21,7 +21,7 @@ void PublishCoalescer::Add(HttpRequest request, Reply reply) {
 }
 
 void PublishCoalescer::Flush() {
-  std::vector<Pending> batch;
+  std::vector<Pending> batch = std::move(spare_);
   size_t bytes = 0;
   {
     MutexLock lock(&mu_);
@@ -31,7 +31,10 @@ void PublishCoalescer::Flush() {
   }
   if (commit_inline_ && bytes <= kInlineBodyBytes) {
     std::vector<HttpResponse> responses = Commit(api_, batch);
-    return Answer(batch, std::move(responses));
+    Answer(batch, std::move(responses));
+    batch.clear();
+    if (batch.capacity() <= kKeptPassCapacity) spare_ = std::move(batch);
+    return;
   }
   if (api_.PublishesAsync()) {
     // Parsing a large pass would hold up the I/O thread's other sessions.

@@ -29,7 +29,7 @@ void PublishCoalescer::Flush() {
     bytes = std::exchange(pending_bytes_, 0);
     flush_posted_ = false;
   }
-  if (commit_inline_ && bytes <= kInlineBodyBytes) {
+  if (CommitsInline(bytes)) {
     std::vector<HttpResponse> responses = Commit(api_, batch);
     Answer(batch, std::move(responses));
     batch.clear();
@@ -55,6 +55,10 @@ void PublishCoalescer::Flush() {
       });
     });
   }
+}
+
+bool PublishCoalescer::CommitsInline(size_t bytes) const {
+  return commit_inline_ && bytes <= (api_.PublishesAsync() ? kInlineCommitBytes : kInlineBodyBytes);
 }
 
 void PublishCoalescer::CommitAsync(std::vector<Pending> batch) {

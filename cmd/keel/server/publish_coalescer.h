@@ -9,7 +9,9 @@
 // then. A lone publish therefore waits for nothing but the handlers that
 // were ready anyway. The flush commits:
 // - on the I/O thread when the server's publishes never wait for a disk
-//   (ServerOptions::inline_publishes) and the gathered bodies are not large;
+//   (ServerOptions::inline_publishes) and the gathered bodies are not large
+//   (kInlineCommitBytes when the bus commits on a thread of its own, else
+//   kInlineBodyBytes);
 // - else, when the bus commits without blocking (EventBus::PublishesAsync),
 //   through Api::HandleAllAsync, parsed on the I/O thread (on the pool when
 //   large): no thread waits for the disk, the next flushes keep gathering
@@ -50,6 +52,13 @@ class PublishCoalescer {
   // even for 100-event batches: 0.30-0.32M against 0.26-0.28M events/s at
   // 64 KiB, BENCHMARKS.md.)
   static constexpr size_t kInlineBodyBytes = 4 * 1024 * 1024;
+  // With a bus that commits on a thread of its own, passes larger than this
+  // are committed there even when publishes never wait for a disk: the
+  // commit of one pass then overlaps the parsing of the next. Below it the
+  // hand-offs to that thread and back cost more than they save
+  // (BENCHMARKS.md, session 11: 100-event batches 0.35M against 0.30-0.32M
+  // events/s through the committer thread, single events slower by 8%).
+  static constexpr size_t kInlineCommitBytes = 16 * 1024;
   // A pass's storage is kept for the next one up to this many publishes.
   static constexpr size_t kKeptPassCapacity = 1024;
 
@@ -74,6 +83,8 @@ class PublishCoalescer {
   };
 
   void Flush();
+  // Whether a pass of `bytes` of bodies is committed on the I/O thread.
+  bool CommitsInline(size_t bytes) const;
   // Commits through Api::HandleAllAsync: no thread waits for the disk. On
   // any thread; the answers are made on the I/O thread.
   void CommitAsync(std::vector<Pending> batch);

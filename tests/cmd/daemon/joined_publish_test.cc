@@ -75,8 +75,22 @@ class JoinedPublishTest : public ::testing::TestWithParam<bool> {
   std::vector<std::thread> threads_;
 };
 
-// Over real sockets, where the server picks the path itself.
-using JoinedPublishOverHttpTest = JoinedPublishTest;
+// Over real sockets, where the server picks the path itself: the daemon
+// as `keel daemon` runs it with `--sync always` (the driver's committer
+// thread) or `--sync none` (passes committed on the I/O thread, large ones
+// through the committer thread).
+class JoinedPublishOverHttpTest : public ::testing::TestWithParam<std::string> {
+ protected:
+  void SetUp() override {
+    DaemonOptions options;
+    options.config.Set("sync", GetParam());
+    options.server.inline_publishes = GetParam() == "none";  // As `keel daemon` decides.
+    daemon_ = std::make_unique<InProcessDaemon>(std::move(options));
+    ASSERT_OK(daemon_->Start());
+  }
+
+  std::unique_ptr<InProcessDaemon> daemon_;
+};
 
 TEST_P(JoinedPublishTest, PublishesToOneStreamShareOneStoreWriteInRequestOrder) {
   std::vector<server::HttpRequest> requests;
@@ -187,15 +201,49 @@ TEST_P(JoinedPublishTest, AnEmptyBatchIsRefusedEvenAmongOthers) {
   EXPECT_THAT(responses[1].body, HasSubstr("at least one event"));
 }
 
-// Over real sockets: concurrent publishers on many connections (joined by
-// the server in whatever passes the I/O threads read them) each get the
-// receipt of their own event, and the stream holds exactly what was
-// acknowledged.
-// Clients publish to two streams at once, so a pass carries publishes of
-// both and they are committed per stream.
-TEST_F(JoinedPublishOverHttpTest, ConcurrentPublishersEachGetTheirOwnReceipts) {
+// Publishes `data` as one event, or every `batch`-th time as a batch of
+// kBatchEvents (its events' data `data` + " #k"); returns the sequence
+// each event got, paired with its data (none if the publish failed).
+constexpr int kBatchEvents = 150;  // About 20 KB of body: a large pass.
+
+std::vector<std::pair<uint64_t, std::string>> PublishOneOrBatch(client::HttpClient& http,
+                                                                const std::string& stream,
+                                                                const std::string& data,
+                                                                bool batch) {
+  std::vector<std::pair<uint64_t, std::string>> published;
+  if (!batch) {
+    absl::StatusOr<PublishedEvent> event = Publish(http, stream, "t", absl::StrCat("\"", data, "\""));
+    if (event.ok()) published.emplace_back(event->sequence, absl::StrCat("\"", data, "\""));
+    return published;
+  }
+  std::string body = "[";
+  std::vector<std::string> datas;
+  for (int k = 0; k < kBatchEvents; ++k) {
+    datas.push_back(absl::StrCat("\"", data, " #", k, " ", std::string(100, 'x'), "\""));
+    absl::StrAppend(&body, k > 0 ? "," : "", R"({"type":"t","data":)", datas.back(), "}");
+  }
+  body += "]";
+  absl::StatusOr<client::ClientResponse> response = PostEvents(http, stream, body);
+  if (!response.ok() || response->status != 201) return published;
+  const json::value answer = json::parse(response->body);
+  const json::array& receipts = answer.at("receipts").as_array();
+  for (size_t k = 0; k < receipts.size(); ++k) {
+    published.emplace_back(receipts[k].at("sequence").to_number<uint64_t>(), datas[k]);
+  }
+  return published;
+}
+
+// Concurrent publishers on many connections (joined by the server in
+// whatever passes the I/O threads read them) each get the receipts of their
+// own events, and the stream holds exactly what was acknowledged. Clients
+// publish to two streams at once, so a pass carries publishes of both and
+// they are committed per stream; every fifth publish is a batch, so some
+// passes are large and others small.
+TEST_P(JoinedPublishOverHttpTest, ConcurrentPublishersEachGetTheirOwnReceipts) {
   constexpr int kClients = 8;
   constexpr int kEach = 50;
+  constexpr int kBatchEvery = 5;
+  constexpr size_t kPerClient = kEach / kBatchEvery * kBatchEvents + kEach - kEach / kBatchEvery;
   const std::string kStreams[] = {"load-a", "load-b"};
   auto stream_of = [&](int client) { return kStreams[client % 2]; };
   // Per client: the sequence each of its events got, and the data sent.
@@ -203,11 +251,13 @@ TEST_F(JoinedPublishOverHttpTest, ConcurrentPublishersEachGetTheirOwnReceipts) {
   std::vector<std::thread> threads;
   for (int c = 0; c < kClients; ++c) {
     threads.emplace_back([&, c] {
-      std::unique_ptr<client::HttpClient> http = daemon_.NewClient();
+      std::unique_ptr<client::HttpClient> http = daemon_->NewClient();
       for (int i = 0; i < kEach; ++i) {
-        const std::string data = absl::StrCat("\"client ", c, " event ", i, "\"");
-        absl::StatusOr<PublishedEvent> event = Publish(*http, stream_of(c), "t", data);
-        if (event.ok()) receipts[c].emplace_back(event->sequence, data);
+        for (auto& receipt : PublishOneOrBatch(*http, stream_of(c),
+                                               absl::StrCat("client ", c, " event ", i),
+                                               i % kBatchEvery == kBatchEvery - 1)) {
+          receipts[c].push_back(std::move(receipt));
+        }
       }
     });
   }
@@ -218,17 +268,25 @@ TEST_F(JoinedPublishOverHttpTest, ConcurrentPublishersEachGetTheirOwnReceipts) {
     ReplayRequest replay;
     replay.stream = stream;
     replay.after = Position::Earliest();
-    replay.limit = kClients * kEach + 1;
-    ASSERT_OK_AND_ASSIGN(ReplayPage page, daemon_.bus().replayer()->Replay(replay));
-    ASSERT_EQ(page.events.size(), static_cast<size_t>(kClients / 2 * kEach));
+    replay.limit = kClients / 2 * kPerClient + 1;
+    ASSERT_OK_AND_ASSIGN(ReplayPage page, daemon_->bus().replayer()->Replay(replay));
+    ASSERT_EQ(page.events.size(), kClients / 2 * kPerClient) << stream;
+    ASSERT_EQ(page.events.back().sequence, kClients / 2 * kPerClient) << "a gap in " << stream;
     for (const keel::Event& event : page.events) stored[stream][event.sequence] = event.payload;
   }
   for (int c = 0; c < kClients; ++c) {
-    ASSERT_EQ(receipts[c].size(), static_cast<size_t>(kEach));
-    for (const auto& [sequence, data] : receipts[c])
+    ASSERT_EQ(receipts[c].size(), kPerClient) << "client " << c;
+    for (const auto& [sequence, data] : receipts[c]) {
       EXPECT_EQ(stored[stream_of(c)][sequence], data);
+    }
   }
 }
+
+INSTANTIATE_TEST_SUITE_P(SyncModes, JoinedPublishOverHttpTest,
+                         ::testing::Values("always", "none"),
+                         [](const ::testing::TestParamInfo<std::string>& info) {
+                           return "Sync" + info.param;
+                         });
 
 INSTANTIATE_TEST_SUITE_P(BlockingAndAsync, JoinedPublishTest, ::testing::Bool(),
                          [](const ::testing::TestParamInfo<bool>& info) {

@@ -218,7 +218,7 @@ class HttpSession : public std::enable_shared_from_this<HttpSession> {
 
   // Beast reads at most the buffer's free space (at least 512 bytes), and
   // the parser consumes a body as it arrives, so the buffer never grows by
-  // itself: a 15 KB batch took 30 reads. A connection that sent a request
+  // itself: a 15 KB batch took some 30 reads. A connection that sent a request
   // larger than its buffer gets room for the next one of that size, up to
   // what it may keep.
   void FitBuffer(size_t request_bytes) {

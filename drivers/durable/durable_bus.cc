@@ -288,8 +288,9 @@ absl::Status DurableBus::StageMaintenance(GroupState& state, PendingAppend& appe
 
 absl::Status DurableBus::Commit(absl::Span<PendingAppend* const> group) {
   GroupState state;
-  // An entry per event and a head per member at most (maintenance stages
-  // its own, rarer, records on top).
+  // An entry per event and at most a head per member: the records of most
+  // groups. Idempotency keys and maintenance add theirs on top, at the cost
+  // of a reallocation.
   size_t records = 0;
   for (const PendingAppend* member : group) {
     if (member->events != nullptr) records += member->events->size() + 1;

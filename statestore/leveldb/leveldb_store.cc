@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <filesystem>
+#include <optional>
 #include <system_error>
 #include <utility>
 
@@ -45,7 +46,8 @@ constexpr uint64_t kMiB = uint64_t{1} << 20;
 // holds about that much; the margin covers the write that crosses the line.
 // Bigger logs are preallocated only this far and appended to beyond it.
 constexpr uint64_t kMaxPreallocatedLogBytes = 64 * kMiB;
-// A thread keeps the buffer of its last write batch up to this size.
+// A thread keeps the buffer of its last write batch when its content was no
+// larger than this (the buffer itself may be up to twice as large).
 constexpr size_t kKeptWriteBatchBytes = kMiB;
 
 struct Settings {
@@ -265,9 +267,15 @@ absl::Status LevelDbStore::Write(const WriteBatch& batch, const WriteOptions& op
   KEEL_ASSIGN_OR_RETURN(std::shared_ptr<Handle> handle, Acquire());
   // Reused by the thread's next write: built afresh, its buffer grew by
   // doubling on every write, several reallocations and copies for a batch
-  // of a few events. One that grew large is let go.
-  thread_local leveldb::WriteBatch updates;
-  updates.Clear();
+  // of a few events. One that grew large is let go (destroyed: assigning a
+  // new batch would copy into the same buffer).
+  thread_local std::optional<leveldb::WriteBatch> reused;
+  if (reused) {
+    reused->Clear();
+  } else {
+    reused.emplace();
+  }
+  leveldb::WriteBatch& updates = *reused;
   for (const WriteBatch::Op& op : batch.ops()) {
     if (op.kind == WriteBatch::Op::Kind::kPut) {
       updates.Put(op.key, op.value);
@@ -278,7 +286,7 @@ absl::Status LevelDbStore::Write(const WriteBatch& batch, const WriteOptions& op
   leveldb::WriteOptions write_options;
   write_options.sync = options.sync;
   absl::Status status = FromLevelDb(handle->db->Write(write_options, &updates), handle->path);
-  if (updates.ApproximateSize() > kKeptWriteBatchBytes) updates = leveldb::WriteBatch();
+  if (updates.ApproximateSize() > kKeptWriteBatchBytes) reused.reset();
   return status;
 }
 

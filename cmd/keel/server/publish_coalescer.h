@@ -57,9 +57,9 @@ class PublishCoalescer {
   // are committed there even when publishes never wait for a disk: the
   // commit of one pass then overlaps the parsing of the next. Below it the
   // hand-offs to that thread and back cost more than they save
-  // (BENCHMARKS.md, session 11: 100-event batches 0.32-0.35M against
-  // 0.29-0.32M events/s through the committer thread; single events about 7%
-  // slower when sent through it too).
+  // (BENCHMARKS.md, session 11: 100-event batches made 0.32-0.35M events/s
+  // through the committer thread against 0.29-0.32M inline; single events
+  // were about 7% slower when sent through it too).
   static constexpr size_t kInlineCommitBytes = 16 * 1024;
   // A pass's storage is kept for the next one up to this many publishes.
   static constexpr size_t kKeptPassCapacity = 1024;

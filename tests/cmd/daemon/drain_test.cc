@@ -7,7 +7,6 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
-#include "absl/strings/str_cat.h"
 #include "absl/synchronization/notification.h"
 #include "core/forwarding_bus.h"
 #include "tests/cmd/daemon/daemon_fixture.h"
@@ -175,13 +174,28 @@ TEST_F(HeldPublishTest, APublishHeldPastTheIdleTimeoutIsStillAnswered) {
 TEST_F(HeldPublishTest, AConnectionIdleAfterAHeldPublishIsClosed) {
   RawConnection connection(daemon_->port());
   ASSERT_TRUE(connection.connected());
-  const std::string body = R"({"type":"t","data":1})";
-  connection.Send(absl::StrCat("POST /v1/streams/drain/events HTTP/1.1\r\nHost: keel\r\n",
-                               "Content-Type: application/json\r\nContent-Length: ", body.size(),
-                               "\r\n\r\n", body));
+  connection.Send(RawPublishRequest("drain", R"({"type":"t","data":1})"));
   ASSERT_NO_FATAL_FAILURE(HoldPastTheTimeout());
   EXPECT_THAT(connection.Read(), ::testing::StartsWith("HTTP/1.1 201"));
   EXPECT_EQ(connection.Read(), "") << "the idle connection was left open";
+}
+
+// A request that arrives while the previous one is in its handler, when the
+// daemon is not reading the connection, is read once the first is
+// answered: its arrival is not lost.
+TEST_F(HeldPublishTest, ARequestSentWhileThePreviousIsHeldIsAnswered) {
+  RawConnection connection(daemon_->port());
+  ASSERT_TRUE(connection.connected());
+  connection.Send(RawPublishRequest("drain", R"({"type":"t","data":1})"));
+  ASSERT_TRUE(gate_.entered.WaitForNotificationWithTimeout(kWait));
+  connection.Send("GET /healthz HTTP/1.1\r\nHost: keel\r\n\r\n");
+  absl::SleepFor(absl::Milliseconds(50));  // Lets it reach the daemon's socket first.
+  gate_.release.Notify();
+
+  const std::vector<std::string> responses = connection.ReadResponses(2);
+  ASSERT_EQ(responses.size(), 2u);
+  EXPECT_THAT(responses[0], ::testing::StartsWith("201"));
+  EXPECT_THAT(responses[1], ::testing::StartsWith("200"));
 }
 
 // The grace period ends while a publish is committed but not yet answered:

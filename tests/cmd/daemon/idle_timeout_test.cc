@@ -11,7 +11,6 @@
 
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
-#include "absl/strings/str_split.h"
 #include "absl/time/clock.h"
 #include "tests/cmd/daemon/daemon_fixture.h"
 #include "tests/cmd/daemon/raw_connection.h"
@@ -80,21 +79,10 @@ TEST_F(IdleTimeoutTest, AConnectionInUseOutlivesTheTimeout) {
 // for the socket to become readable again.
 TEST_F(IdleTimeoutTest, PipelinedRequestsAreEachAnsweredInOrder) {
   ASSERT_NO_FATAL_FAILURE(Open(absl::Seconds(30)));
-  const std::string body = R"({"type":"t","data":1})";
-  const std::string publish = absl::StrCat(
-      "POST /v1/streams/p/events HTTP/1.1\r\nHost: keel\r\n",
-      "Content-Type: application/json\r\nContent-Length: ", body.size(), "\r\n\r\n", body);
+  const std::string publish = RawPublishRequest("p", R"({"type":"t","data":1})");
   connection_->Send(publish + publish + kHealthz);
 
-  std::string received;
-  std::vector<std::string> responses;
-  while (responses.size() < 3) {
-    const std::string chunk = connection_->Read();
-    ASSERT_FALSE(chunk.empty() || chunk == "<timeout>" || chunk == "<error>")
-        << "got " << responses.size() << " of 3 answers, then " << (chunk.empty() ? "EOF" : chunk);
-    received += chunk;
-    responses = absl::StrSplit(received, "HTTP/1.1 ", absl::SkipEmpty());
-  }
+  const std::vector<std::string> responses = connection_->ReadResponses(3);
   ASSERT_EQ(responses.size(), 3u);
   EXPECT_THAT(responses[0], StartsWith("201"));
   EXPECT_TRUE(absl::StrContains(responses[0], R"("sequence":1,)")) << responses[0];

@@ -4,10 +4,12 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <map>
 #include <memory>
 #include <thread>
 
+#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "core/mutex.h"
 #include "tests/cmd/daemon/daemon_fixture.h"
@@ -201,19 +203,21 @@ TEST_P(JoinedPublishTest, AnEmptyBatchIsRefusedEvenAmongOthers) {
   EXPECT_THAT(responses[1].body, HasSubstr("at least one event"));
 }
 
-// Publishes `data` as one event, or every `batch`-th time as a batch of
-// kBatchEvents (its events' data `data` + " #k"); returns the sequence
-// each event got, paired with its data (none if the publish failed).
-constexpr int kBatchEvents = 150;  // About 20 KB of body: a large pass.
+// Events per batch of PublishOneOrBatch: about 20 KB of body, a large pass.
+constexpr int kBatchEvents = 150;
 
+// Publishes one event with data `data` (a JSON string), or with `batch` a
+// batch of kBatchEvents whose data are `data` + " #k " + padding. Returns
+// the sequence each event got with its data, none if the publish failed.
 std::vector<std::pair<uint64_t, std::string>> PublishOneOrBatch(client::HttpClient& http,
                                                                 const std::string& stream,
                                                                 const std::string& data,
                                                                 bool batch) {
   std::vector<std::pair<uint64_t, std::string>> published;
   if (!batch) {
-    absl::StatusOr<PublishedEvent> event = Publish(http, stream, "t", absl::StrCat("\"", data, "\""));
-    if (event.ok()) published.emplace_back(event->sequence, absl::StrCat("\"", data, "\""));
+    const std::string json_data = absl::StrCat("\"", data, "\"");
+    absl::StatusOr<PublishedEvent> event = Publish(http, stream, "t", json_data);
+    if (event.ok()) published.emplace_back(event->sequence, json_data);
     return published;
   }
   std::string body = "[";
@@ -227,7 +231,7 @@ std::vector<std::pair<uint64_t, std::string>> PublishOneOrBatch(client::HttpClie
   if (!response.ok() || response->status != 201) return published;
   const json::value answer = json::parse(response->body);
   const json::array& receipts = answer.at("receipts").as_array();
-  for (size_t k = 0; k < receipts.size(); ++k) {
+  for (size_t k = 0; k < std::min(receipts.size(), datas.size()); ++k) {
     published.emplace_back(receipts[k].at("sequence").to_number<uint64_t>(), datas[k]);
   }
   return published;
@@ -276,8 +280,13 @@ TEST_P(JoinedPublishOverHttpTest, ConcurrentPublishersEachGetTheirOwnReceipts) {
   }
   for (int c = 0; c < kClients; ++c) {
     ASSERT_EQ(receipts[c].size(), kPerClient) << "client " << c;
-    for (const auto& [sequence, data] : receipts[c]) {
+    for (size_t k = 0; k < receipts[c].size(); ++k) {
+      const auto& [sequence, data] = receipts[c][k];
       EXPECT_EQ(stored[stream_of(c)][sequence], data);
+      // A batch's events are stored one after another.
+      if (k > 0 && absl::StrContains(data, " #") && !absl::StrContains(data, " #0 ")) {
+        EXPECT_EQ(sequence, receipts[c][k - 1].first + 1) << data;
+      }
     }
   }
 }

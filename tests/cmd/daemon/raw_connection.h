@@ -15,6 +15,10 @@
 #include <cerrno>
 #include <cstdint>
 #include <string>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_split.h"
 
 namespace keel::daemon_test {
 
@@ -53,10 +57,36 @@ class RawConnection {
     return std::string(buffer, static_cast<size_t>(n));
   }
 
+  // Reads until `count` responses have begun arriving, each without its
+  // "HTTP/1.1 "; fails the test (returning the ones read) if the connection
+  // ends or stays silent first.
+  std::vector<std::string> ReadResponses(size_t count) {
+    std::string received;
+    std::vector<std::string> responses;
+    while (responses.size() < count) {
+      const std::string chunk = Read();
+      if (chunk.empty() || chunk == "<timeout>" || chunk == "<error>") {
+        ADD_FAILURE() << "got " << responses.size() << " of " << count << " answers, then "
+                      << (chunk.empty() ? "end of stream" : chunk);
+        break;
+      }
+      received += chunk;
+      responses = absl::StrSplit(received, "HTTP/1.1 ", absl::SkipEmpty());
+    }
+    return responses;
+  }
+
  private:
   const int fd_;
   bool connected_ = false;
 };
+
+// A publish of `body` (JSON) to `stream` as a client sends it.
+inline std::string RawPublishRequest(const std::string& stream, const std::string& body) {
+  return absl::StrCat("POST /v1/streams/", stream, "/events HTTP/1.1\r\nHost: keel\r\n",
+                      "Content-Type: application/json\r\nContent-Length: ", body.size(),
+                      "\r\n\r\n", body);
+}
 
 }  // namespace keel::daemon_test
 

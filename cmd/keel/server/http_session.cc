@@ -62,7 +62,7 @@ class HttpSession : public std::enable_shared_from_this<HttpSession> {
 
   void Run() {
     net::dispatch(socket_.get_executor(), [self = shared_from_this()] {
-      self->deadline_ = Clock::now() + self->idle_timeout_;
+      self->ArmDeadline();
       self->DoRead();
       self->WaitIdle(self->deadline_);
     });
@@ -105,6 +105,9 @@ class HttpSession : public std::enable_shared_from_this<HttpSession> {
     if (state_->api.IsSse(*request)) return StartSse(*request);
     Dispatch(*std::move(request));
   }
+
+  // A socket operation starts: it must end within the idle timeout.
+  void ArmDeadline() { deadline_ = Clock::now() + idle_timeout_; }
 
   // The idle timeout: the timer sleeps until the current deadline, which
   // each socket operation moves, and closes the connection once a read or
@@ -192,7 +195,7 @@ class HttpSession : public std::enable_shared_from_this<HttpSession> {
     beast::error_code ec;
     const size_t sent = SendNow(socket_, net::buffer(out_), ec);
     if (ec || sent == out_.size()) return OnWritten(ec, counted, keep_alive);
-    deadline_ = Clock::now() + idle_timeout_;
+    ArmDeadline();
     net::async_write(
         socket_, net::buffer(out_) + sent,
         [self = shared_from_this(), counted, keep_alive](beast::error_code ec, std::size_t) {
@@ -217,7 +220,7 @@ class HttpSession : public std::enable_shared_from_this<HttpSession> {
   // wait re-arms the socket in epoll (EPOLL_CTL_MOD, which reports
   // readiness that is already there; Asio's epoll reactor, Boost 1.81).
   void AwaitRequest() {
-    deadline_ = Clock::now() + idle_timeout_;
+    ArmDeadline();
     if (buffer_.size() > 0) return DoRead();
     socket_.async_wait(net::socket_base::wait_read,
                        [self = shared_from_this()](beast::error_code ec) {

@@ -270,12 +270,9 @@ absl::Status LevelDbStore::Write(const WriteBatch& batch, const WriteOptions& op
   // of a few events. One that grew large is let go (destroyed: assigning a
   // new batch would copy into the same buffer).
   thread_local std::optional<leveldb::WriteBatch> reused;
-  if (reused) {
-    reused->Clear();
-  } else {
-    reused.emplace();
-  }
+  if (!reused) reused.emplace();
   leveldb::WriteBatch& updates = *reused;
+  updates.Clear();
   for (const WriteBatch::Op& op : batch.ops()) {
     if (op.kind == WriteBatch::Op::Kind::kPut) {
       updates.Put(op.key, op.value);

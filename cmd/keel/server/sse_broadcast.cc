@@ -17,7 +17,6 @@ namespace net = boost::asio;
 // Events taken from the subscription per poll.
 constexpr size_t kPullEvents = 1024;
 
-
 // A catch-up reads the store through the driver, which may throw (see Api).
 absl::StatusOr<std::vector<EventPtr>> PollCatching(Subscription& subscription, size_t max) {
   try {

@@ -188,7 +188,7 @@ TEST_F(HeldPublishTest, ARequestSentWhileThePreviousIsHeldIsAnswered) {
   ASSERT_TRUE(connection.connected());
   connection.Send(RawPublishRequest("drain", R"({"type":"t","data":1})"));
   ASSERT_TRUE(gate_.entered.WaitForNotificationWithTimeout(kWait));
-  connection.Send("GET /healthz HTTP/1.1\r\nHost: keel\r\n\r\n");
+  connection.Send(kRawHealthz);
   absl::SleepFor(absl::Milliseconds(50));  // Lets it reach the daemon's socket first.
   gate_.release.Notify();
 

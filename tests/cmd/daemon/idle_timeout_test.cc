@@ -21,8 +21,6 @@ namespace {
 
 using ::testing::StartsWith;
 
-const char kHealthz[] = "GET /healthz HTTP/1.1\r\nHost: keel\r\n\r\n";
-
 // A daemon with the given idle timeout and one plain connection to it.
 class IdleTimeoutTest : public ::testing::Test {
  protected:
@@ -54,9 +52,9 @@ TEST_F(IdleTimeoutTest, AnInfiniteTimeoutKeepsAConnectionOpen) {
   ASSERT_NO_FATAL_FAILURE(Open(absl::InfiniteDuration()));
 
   absl::SleepFor(absl::Milliseconds(100));
-  connection_->Send(kHealthz);
+  connection_->Send(kRawHealthz);
   EXPECT_THAT(connection_->Read(), StartsWith("HTTP/1.1 200"));
-  connection_->Send(kHealthz);
+  connection_->Send(kRawHealthz);
   EXPECT_THAT(connection_->Read(), StartsWith("HTTP/1.1 200"));
 }
 
@@ -66,7 +64,7 @@ TEST_F(IdleTimeoutTest, AConnectionInUseOutlivesTheTimeout) {
   // Six requests 150 ms apart: 900 ms on one connection, each pause well
   // inside the timeout.
   for (int i = 0; i < 6; ++i) {
-    connection_->Send(kHealthz);
+    connection_->Send(kRawHealthz);
     EXPECT_THAT(connection_->Read(), StartsWith("HTTP/1.1 200")) << "request " << i;
     absl::SleepFor(absl::Milliseconds(150));
   }
@@ -80,7 +78,7 @@ TEST_F(IdleTimeoutTest, AConnectionInUseOutlivesTheTimeout) {
 TEST_F(IdleTimeoutTest, PipelinedRequestsAreEachAnsweredInOrder) {
   ASSERT_NO_FATAL_FAILURE(Open(absl::Seconds(30)));
   const std::string publish = RawPublishRequest("p", R"({"type":"t","data":1})");
-  connection_->Send(publish + publish + kHealthz);
+  connection_->Send(publish + publish + kRawHealthz);
 
   const std::vector<std::string> responses = connection_->ReadResponses(3);
   ASSERT_EQ(responses.size(), 3u);

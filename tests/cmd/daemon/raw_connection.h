@@ -81,6 +81,9 @@ class RawConnection {
   bool connected_ = false;
 };
 
+// A health check as a client sends it.
+inline constexpr char kRawHealthz[] = "GET /healthz HTTP/1.1\r\nHost: keel\r\n\r\n";
+
 // A publish of `body` (JSON) to `stream` as a client sends it.
 inline std::string RawPublishRequest(const std::string& stream, const std::string& body) {
   return absl::StrCat("POST /v1/streams/", stream, "/events HTTP/1.1\r\nHost: keel\r\n",

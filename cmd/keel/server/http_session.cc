@@ -41,9 +41,9 @@ using Timer = net::basic_waitable_timer<Clock, net::wait_traits<Clock>, HttpSock
 // are `now + timeout`, which must not overflow.
 constexpr Clock::duration kLongestIdleTimeout = std::chrono::hours(24 * 365 * 100);
 
-// The request and response buffers a connection keeps between requests are
-// at most this large: one that once carried a big body or page gives the
-// rest back.
+// The request, body and response buffers a connection keeps between
+// requests are at most this large: one that once carried a big body or page
+// gives the rest back.
 constexpr size_t kKeptBufferBytes = 64 * 1024;
 
 // A read buffer grows to fit the requests its connection sends up to this
@@ -73,7 +73,7 @@ class HttpSession : public std::enable_shared_from_this<HttpSession> {
   // timeout runs from when the connection fell idle, not from the first
   // byte of the request.
   void DoRead() {
-    parser_.emplace(request_line_);
+    parser_.emplace(request_line_, request_);
     parser_->body_limit(state_->options.body_limit);
     parser_->header_limit(static_cast<uint32_t>(state_->options.header_limit));
     http::async_read(
@@ -96,14 +96,15 @@ class HttpSession : public std::enable_shared_from_this<HttpSession> {
     keep_alive_ = parser_->keep_alive();
     if (keep_alive_) FitBuffer(request_bytes);
     started_ = absl::Now();
-    absl::StatusOr<HttpRequest> request = parser_->Release();
-    if (!request.ok()) return Reject(400, "invalid_argument", request.status().message());
+    if (absl::Status target = parser_->DecodeTarget(); !target.ok()) {
+      return Reject(400, "invalid_argument", target.message());
+    }
     if (state_->draining.load()) {
       keep_alive_ = false;
       return Reject(503, "unavailable", "the daemon is shutting down");
     }
-    if (state_->api.IsSse(*request)) return StartSse(*request);
-    Dispatch(*std::move(request));
+    if (state_->api.IsSse(request_)) return StartSse();
+    Dispatch();
   }
 
   // A socket operation starts: it must end within the idle timeout.
@@ -127,19 +128,21 @@ class HttpSession : public std::enable_shared_from_this<HttpSession> {
   }
 
   // Runs the handler on the blocking pool, then writes on the I/O thread; a
-  // publish joins the others read in the same pass (PublishCoalescer).
-  void Dispatch(HttpRequest request) {
+  // publish joins the others read in the same pass (PublishCoalescer). The
+  // request stays as it is until the response is written: the next one is
+  // read only then.
+  void Dispatch() {
     state_->requests_in_flight.fetch_add(1);
-    if (Api::IsPublish(request)) {
-      return publishes_.Add(std::move(request), [self = shared_from_this()](HttpResponse response) {
+    if (Api::IsPublish(request_)) {
+      return publishes_.Add(request_, [self = shared_from_this()](HttpResponse response) {
         net::dispatch(self->socket_.get_executor(),
                       [self, response = std::move(response)]() mutable {
                         self->DoWrite(std::move(response), /*counted=*/true);
                       });
       });
     }
-    net::post(state_->blocking, [self = shared_from_this(), request = std::move(request)] {
-      HttpResponse response = self->state_->api.Handle(request);
+    net::post(state_->blocking, [self = shared_from_this()] {
+      HttpResponse response = self->state_->api.Handle(self->request_);
       net::post(self->socket_.get_executor(), [self, response = std::move(response)]() mutable {
         self->DoWrite(std::move(response), /*counted=*/true);
       });
@@ -149,9 +152,9 @@ class HttpSession : public std::enable_shared_from_this<HttpSession> {
   // Resolving the start (`after_time` searches the stream) and subscribing
   // (it reads the stream's bounds) read the store, so both run on the
   // blocking pool like any other store read.
-  void StartSse(const HttpRequest& request) {
-    net::post(state_->blocking, [self = shared_from_this(), request] {
-      absl::StatusOr<Api::SseStart> start = self->state_->api.SubscribeSse(request);
+  void StartSse() {
+    net::post(state_->blocking, [self = shared_from_this()] {
+      absl::StatusOr<Api::SseStart> start = self->state_->api.SubscribeSse(self->request_);
       net::post(self->socket_.get_executor(), [self, start = std::move(start)]() mutable {
         self->OnSubscribed(std::move(start));
       });
@@ -241,6 +244,7 @@ class HttpSession : public std::enable_shared_from_this<HttpSession> {
 
   void TrimBuffers() {
     if (out_.capacity() > kKeptBufferBytes) std::string().swap(out_);
+    if (request_.body.capacity() > kKeptBufferBytes) std::string().swap(request_.body);
     if (buffer_.size() == 0 && buffer_.capacity() > kKeptBufferBytes) buffer_.shrink_to_fit();
   }
 
@@ -270,6 +274,7 @@ class HttpSession : public std::enable_shared_from_this<HttpSession> {
   bool keep_alive_ = true;
   absl::Time started_;
   std::string request_line_;  // "METHOD target", for the request log.
+  HttpRequest request_;       // The one being answered (reused: RequestParser).
 };
 
 }  // namespace

@@ -11,10 +11,35 @@
 #include <utility>
 #include <vector>
 
-#include "absl/container/flat_hash_map.h"
 #include "absl/strings/string_view.h"
 
 namespace keel::server {
+
+// A request's header fields by lower-case name; a repeated field keeps its
+// last value. A connection reuses one HttpRequest (see RequestParser), and
+// the fields reuse their strings: the next request's fields are copied into
+// the storage of the last one's, where a hash table of strings was
+// allocated afresh for every request. Lookups scan from the newest field: a
+// request carries a handful (Beast's header limit bounds the rest).
+class HeaderFields {
+ public:
+  // The value of field `lower_name`; "" when absent.
+  absl::string_view Get(absl::string_view lower_name) const;
+  // Adds a field, its name stored lower-case.
+  void Add(absl::string_view name, absl::string_view value);
+  // Forgets every field, keeping the storage of kKeptFields fields whose
+  // strings are at most kKeptFieldBytes long: an idle connection keeps
+  // little.
+  void Clear();
+  size_t size() const { return size_; }
+
+ private:
+  static constexpr size_t kKeptFields = 16;
+  static constexpr size_t kKeptFieldBytes = 256;
+
+  std::vector<std::pair<std::string, std::string>> fields_;  // The first size_ are set.
+  size_t size_ = 0;
+};
 
 struct HttpRequest {
   std::string method;  // "GET", "POST", ...
@@ -22,22 +47,21 @@ struct HttpRequest {
   std::vector<std::string> segments;  // Decoded path segments.
   // Decoded query parameters (last one wins).
   std::map<std::string, std::string, std::less<>> query;
-  // Lower-case names. A flat map: a publish carries a handful of headers,
-  // and a tree allocated a node for each on every request.
-  absl::flat_hash_map<std::string, std::string> headers;
+  HeaderFields headers;
   std::string body;
 
   // Views into this request ("" when absent): looking up and reading a
   // header or parameter copies nothing.
-  absl::string_view Header(absl::string_view lower_name) const {
-    auto it = headers.find(lower_name);
-    return it == headers.end() ? absl::string_view() : absl::string_view(it->second);
-  }
+  absl::string_view Header(absl::string_view lower_name) const { return headers.Get(lower_name); }
   absl::string_view Query(absl::string_view name) const {
     auto it = query.find(name);
     return it == query.end() ? absl::string_view() : absl::string_view(it->second);
   }
   bool HasQuery(absl::string_view name) const { return query.find(name) != query.end(); }
+
+  // Empties the request for the next one on its connection. The strings and
+  // tables keep their storage (the caller bounds the body's).
+  void Clear();
 };
 
 struct HttpResponse {

@@ -75,12 +75,14 @@ class PublishCoalescer {
         async_passes_(async_passes) {}
 
   // Queues `request` (a publish, Api::IsPublish) for the next flush;
-  // `reply` gets its response on this coalescer's I/O thread.
-  void Add(HttpRequest request, Reply reply);
+  // `reply` gets its response on this coalescer's I/O thread. The request
+  // must stay as it is until then (a session's own, which it reuses for its
+  // next request only once it has answered this one).
+  void Add(const HttpRequest& request, Reply reply);
 
  private:
   struct Pending {
-    HttpRequest request;
+    const HttpRequest* request;
     Reply reply;
   };
 

@@ -16,18 +16,11 @@ void RequestParser::on_request_impl(boost::beast::http::verb, string_view method
   request_line_.assign(method.data(), method.size());
   request_line_.push_back(' ');
   request_line_.append(target.data(), target.size());
-  // Reserved up front: growing it allocated again on every request. Eight
-  // (room for 13) keeps the table under 1 KiB, which malloc serves from its
-  // per-thread cache; 16 took a slower path that also consolidated its free
-  // lists on every request.
-  request_.headers.reserve(8);
 }
 
 void RequestParser::on_field_impl(boost::beast::http::field, string_view name, string_view value,
                                   error_code&) {
-  std::string lower(name.data(), name.size());
-  absl::AsciiStrToLower(&lower);
-  request_.headers.insert_or_assign(std::move(lower), std::string(value.data(), value.size()));
+  request_.headers.Add({name.data(), name.size()}, {value.data(), value.size()});
 }
 
 void RequestParser::on_body_init_impl(const boost::optional<std::uint64_t>& content_length,
@@ -67,26 +60,25 @@ bool IsPlainPath(absl::string_view target) {
 
 }  // namespace
 
-absl::StatusOr<HttpRequest> RequestParser::Release() {
+absl::Status RequestParser::DecodeTarget() {
   // The target follows "METHOD " in the request line.
   const absl::string_view raw = absl::string_view(request_line_).substr(request_.method.size() + 1);
-  request_.segments.reserve(8);
   if (IsPlainPath(raw)) {
-    request_.path = std::string(raw);
+    request_.path.assign(raw.data(), raw.size());
     // "/" has no segments; "/a/" has "a" and "".
     if (raw.size() > 1) {
       for (absl::string_view segment : absl::StrSplit(raw.substr(1), '/')) {
         request_.segments.emplace_back(segment);
       }
     }
-    return std::move(request_);
+    return absl::OkStatus();
   }
   auto target = boost::urls::parse_origin_form({raw.data(), raw.size()});
   if (!target) return InvalidArgument("malformed request target");
   request_.path = std::string(target->encoded_path());
   for (auto segment : target->segments()) request_.segments.push_back(std::string(segment));
   for (auto param : target->params()) request_.query[param.key] = param.value;
-  return std::move(request_);
+  return absl::OkStatus();
 }
 
 }  // namespace keel::server

@@ -6,8 +6,10 @@
 // HttpRequest the API handlers take. This parser writes each field once,
 // where the handlers read it, and the request line into a buffer the session
 // reuses (for its log, and for the target, decoded once the request is read).
-// Beast still enforces the header and body limits and decodes chunked
-// bodies.
+// The HttpRequest too is the session's, reused from request to request: its
+// strings and tables keep their storage, so a kept-alive connection's
+// publish allocates no header table, path or body buffer afresh. Beast still
+// enforces the header and body limits and decodes chunked bodies.
 //
 // Thread safety: one parser per request, used by one thread.
 #ifndef KEEL_CMD_KEEL_SERVER_REQUEST_PARSER_H_
@@ -19,7 +21,7 @@
 
 #include <boost/beast/http/basic_parser.hpp>
 
-#include "absl/status/statusor.h"
+#include "absl/status/status.h"
 #include "absl/strings/string_view.h"
 #include "cmd/keel/server/http_types.h"
 
@@ -27,12 +29,16 @@ namespace keel::server {
 
 class RequestParser : public boost::beast::http::basic_parser<true> {
  public:
-  // `request_line` receives "METHOD target"; it outlives the parser.
-  explicit RequestParser(std::string& request_line) : request_line_(request_line) {}
+  // `request_line` receives "METHOD target" and `request` (cleared here) the
+  // request; both outlive the parser.
+  RequestParser(std::string& request_line, HttpRequest& request)
+      : request_line_(request_line), request_(request) {
+    request_.Clear();
+  }
 
-  // Once the request is read: the request, its target decoded into path,
+  // Once the request is read: decodes its target into the request's path,
   // segments and query. A malformed target is an InvalidArgument error.
-  absl::StatusOr<HttpRequest> Release();
+  absl::Status DecodeTarget();
 
  private:
   using string_view = boost::beast::string_view;
@@ -52,7 +58,7 @@ class RequestParser : public boost::beast::http::basic_parser<true> {
   void on_finish_impl(error_code&) override {}
 
   std::string& request_line_;
-  HttpRequest request_;
+  HttpRequest& request_;
 };
 
 }  // namespace keel::server

@@ -62,7 +62,7 @@ server::HttpRequest PublishRequest(const std::string& stream) {
   request.method = "POST";
   request.path = absl::StrCat("/v1/streams/", stream, "/events");
   request.segments = {"v1", "streams", stream, "events"};
-  request.headers["content-type"] = "application/json";
+  request.headers.Add("content-type", "application/json");
   request.body = R"({"type":"t","data":1})";
   return request;
 }

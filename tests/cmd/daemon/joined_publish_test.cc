@@ -25,8 +25,8 @@ server::HttpRequest PublishRequest(const std::string& stream, std::string body,
   request.method = "POST";
   request.path = absl::StrCat("/v1/streams/", stream, "/events");
   request.segments = {"v1", "streams", stream, "events"};
-  request.headers.insert(headers.begin(), headers.end());
-  request.headers["content-type"] = "application/json";
+  for (const auto& [name, value] : headers) request.headers.Add(name, value);
+  request.headers.Add("content-type", "application/json");
   request.body = std::move(body);
   return request;
 }

@@ -45,18 +45,25 @@ struct Parsed {
   bool keep_alive = false;
   absl::StatusOr<HttpRequest> request;
 };
-Parsed Parse(const std::string& wire, size_t piece = 64) {
+// `request` is the one to parse into (a session reuses its own).
+Parsed Parse(const std::string& wire, size_t piece, HttpRequest& request) {
   Parsed parsed;
-  RequestParser parser(parsed.line);
+  RequestParser parser(parsed.line, request);
   if (boost::beast::error_code ec = Feed(parser, wire, piece)) {
     parsed.request = absl::InternalError(ec.message());
   } else if (!parser.is_done()) {
     parsed.request = absl::InternalError("the request is unfinished");
+  } else if (absl::Status target = parser.DecodeTarget(); !target.ok()) {
+    parsed.request = target;
   } else {
     parsed.keep_alive = parser.keep_alive();
-    parsed.request = parser.Release();
+    parsed.request = request;
   }
   return parsed;
+}
+Parsed Parse(const std::string& wire, size_t piece = 64) {
+  HttpRequest request;
+  return Parse(wire, piece, request);
 }
 
 TEST(RequestParserTest, FieldsTargetAndBodyArriveWhereHandlersReadThem) {
@@ -137,9 +144,38 @@ TEST(RequestParserTest, AMalformedTargetIsAnInvalidArgument) {
               keel::testing::StatusIs(absl::StatusCode::kInvalidArgument));
 }
 
+// A connection parses each request into the same HttpRequest: nothing of
+// the last one (a header such as an idempotency key, a query, a body) may
+// show in the next.
+TEST(RequestParserTest, AReusedRequestKeepsNothingOfTheLastOne) {
+  HttpRequest request;
+  std::string many_fields;
+  for (int i = 0; i < 40; ++i) absl::StrAppend(&many_fields, "X-Field-", i, ": ", i, "\r\n");
+  ASSERT_OK(Parse(absl::StrCat("POST /v1/streams/a/events?tenant=t HTTP/1.1\r\n"
+                               "Idempotency-Key: k1\r\n",
+                               many_fields, "Content-Length: 5\r\n\r\nfirst"),
+                  64, request)
+                .request.status());
+  ASSERT_EQ(request.Header("x-field-39"), "39");
+  ASSERT_OK_AND_ASSIGN(
+      const HttpRequest next,
+      Parse("GET /healthz HTTP/1.1\r\nHost: h\r\n\r\n", 64, request).request);
+  EXPECT_EQ(next.method, "GET");
+  EXPECT_EQ(next.path, "/healthz");
+  EXPECT_THAT(next.segments, ElementsAre("healthz"));
+  EXPECT_TRUE(next.query.empty());
+  EXPECT_EQ(next.Header("idempotency-key"), "");
+  EXPECT_EQ(next.Header("x-field-0"), "");
+  EXPECT_EQ(next.Header("x-field-39"), "");
+  EXPECT_EQ(next.Header("host"), "h");
+  EXPECT_EQ(next.headers.size(), 1u);
+  EXPECT_EQ(next.body, "");
+}
+
 TEST(RequestParserTest, ABodyOverTheLimitIsRefusedBeforeItIsRead) {
   std::string line;
-  RequestParser parser(line);
+  HttpRequest request;
+  RequestParser parser(line, request);
   parser.body_limit(10);
   EXPECT_EQ(Feed(parser, "POST / HTTP/1.1\r\nContent-Length: 11\r\n\r\n", 64),
             boost::beast::http::error::body_limit);

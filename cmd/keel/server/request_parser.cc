@@ -5,7 +5,6 @@
 #include <boost/url/parse.hpp>
 
 #include "absl/strings/ascii.h"
-#include "absl/strings/str_split.h"
 #include "core/errors.h"
 
 namespace keel::server {
@@ -58,6 +57,19 @@ bool IsPlainPath(absl::string_view target) {
   return true;
 }
 
+// Appends the '/'-separated parts of `path` ("a//b" has "a", "" and "b").
+// By hand: absl::StrSplit's generic splitter took a fifth of the
+// instructions of decoding a publish's target.
+void AppendSegments(absl::string_view path, std::vector<std::string>& segments) {
+  size_t start = 0;
+  while (true) {
+    const size_t slash = path.find('/', start);
+    segments.emplace_back(path.substr(start, slash - start));
+    if (slash == absl::string_view::npos) return;
+    start = slash + 1;
+  }
+}
+
 }  // namespace
 
 absl::Status RequestParser::DecodeTarget() {
@@ -66,11 +78,7 @@ absl::Status RequestParser::DecodeTarget() {
   if (IsPlainPath(raw)) {
     request_.path.assign(raw.data(), raw.size());
     // "/" has no segments; "/a/" has "a" and "".
-    if (raw.size() > 1) {
-      for (absl::string_view segment : absl::StrSplit(raw.substr(1), '/')) {
-        request_.segments.emplace_back(segment);
-      }
-    }
+    if (raw.size() > 1) AppendSegments(raw.substr(1), request_.segments);
     return absl::OkStatus();
   }
   auto target = boost::urls::parse_origin_form({raw.data(), raw.size()});

@@ -9,6 +9,7 @@
 #include "absl/strings/str_cat.h"
 #include "cmd/keel/client/raw_json.h"
 #include "cmd/keel/server/json_codec.h"
+#include "cmd/keel/server/plain_event.h"
 #include "core/errors.h"
 #include "core/status_macros.h"
 
@@ -160,11 +161,43 @@ absl::Status ParseEvent(const json::value& value, absl::string_view raw, size_t 
   return absl::OkStatus();
 }
 
+// The Idempotency-Key header, for a single event without a key of its own.
+void ApplyHeaderKey(absl::string_view header_idempotency_key, PublishBody& body) {
+  Event& event = body.events.front();
+  if (!event.idempotency_key && !header_idempotency_key.empty()) {
+    event.idempotency_key = std::string(header_idempotency_key);
+  }
+}
+
+// The Keel-Expected-Last-Sequence header, which must agree with the body.
+absl::Status ApplyExpectedHeader(absl::string_view header_expected, PublishBody& body) {
+  if (header_expected.empty()) return absl::OkStatus();
+  uint64_t expected = 0;
+  if (!absl::SimpleAtoi(header_expected, &expected)) {
+    return InvalidArgument("Keel-Expected-Last-Sequence must be a non-negative integer");
+  }
+  if (body.expected_last_sequence && *body.expected_last_sequence != expected) {
+    return InvalidArgument("Keel-Expected-Last-Sequence and expectedLastSequence disagree");
+  }
+  body.expected_last_sequence = expected;
+  return absl::OkStatus();
+}
+
 }  // namespace
 
 absl::StatusOr<PublishBody> ParsePublishBody(absl::string_view text,
                                              absl::string_view header_idempotency_key,
                                              absl::string_view header_expected) {
+  std::optional<PublishBody> plain = ParsePlainEvent(text);
+  if (!plain) return ParsePublishBodyGeneral(text, header_idempotency_key, header_expected);
+  ApplyHeaderKey(header_idempotency_key, *plain);
+  KEEL_RETURN_IF_ERROR(ApplyExpectedHeader(header_expected, *plain));
+  return *std::move(plain);
+}
+
+absl::StatusOr<PublishBody> ParsePublishBodyGeneral(absl::string_view text,
+                                                    absl::string_view header_idempotency_key,
+                                                    absl::string_view header_expected) {
   boost::system::error_code error;
   // The document lives only while it is read into events: an arena (on the
   // stack for a small body) spares an allocation per string and object.
@@ -177,10 +210,7 @@ absl::StatusOr<PublishBody> ParsePublishBody(absl::string_view text,
   body.was_array = root.is_array();
   if (!root.is_array()) {
     KEEL_RETURN_IF_ERROR(ParseEvent(root, text, 0, false, body));
-    Event& event = body.events.front();
-    if (!event.idempotency_key && !header_idempotency_key.empty()) {
-      event.idempotency_key = std::string(header_idempotency_key);
-    }
+    ApplyHeaderKey(header_idempotency_key, body);
   } else {
     if (!header_idempotency_key.empty()) {
       return InvalidArgument("the Idempotency-Key header applies to single events; "
@@ -197,17 +227,7 @@ absl::StatusOr<PublishBody> ParsePublishBody(absl::string_view text,
       KEEL_RETURN_IF_ERROR(ParseEvent(array[i], raw[i], i, true, body));
     }
   }
-  if (!header_expected.empty()) {
-    uint64_t expected = 0;
-    if (!absl::SimpleAtoi(header_expected, &expected)) {
-      return InvalidArgument("Keel-Expected-Last-Sequence must be a non-negative integer");
-    }
-    if (body.expected_last_sequence && *body.expected_last_sequence != expected) {
-      return InvalidArgument(
-          "Keel-Expected-Last-Sequence and expectedLastSequence disagree");
-    }
-    body.expected_last_sequence = expected;
-  }
+  KEEL_RETURN_IF_ERROR(ApplyExpectedHeader(header_expected, body));
   return body;
 }
 

@@ -33,6 +33,13 @@ absl::StatusOr<PublishBody> ParsePublishBody(absl::string_view body,
                                              absl::string_view header_idempotency_key,
                                              absl::string_view header_expected);
 
+// ParsePublishBody without its fast path for plain single events
+// (plain_event.h), which must agree with it: what that path accepts, this
+// accepts as the same body.
+absl::StatusOr<PublishBody> ParsePublishBodyGeneral(absl::string_view body,
+                                                    absl::string_view header_idempotency_key,
+                                                    absl::string_view header_expected);
+
 }  // namespace keel::server
 
 #endif  // KEEL_CMD_KEEL_SERVER_PUBLISH_BODY_H_

@@ -15,7 +15,7 @@ namespace {
 // and the backslash. Anything else goes through Boost.JSON's serializer.
 bool NeedsNoEscape(absl::string_view text) {
   for (char c : text) {
-    if (c < 0x20 || c > 0x7e || c == '"' || c == '\\') return false;
+    if (!kPlainJsonChars[static_cast<unsigned char>(c)]) return false;
   }
   return true;
 }

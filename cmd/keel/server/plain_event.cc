@@ -1,6 +1,5 @@
 #include "cmd/keel/server/plain_event.h"
 
-#include <array>
 #include <cstdint>
 #include <map>
 #include <optional>
@@ -38,15 +37,6 @@ Field FieldNamed(absl::string_view name) {
   }
   return kNone;
 }
-
-// The characters a string holds as they are: printable ASCII but the quote
-// and the backslash. A lookup per character: three comparisons each took
-// most of the time of reading a body.
-constexpr std::array<bool, 256> kPlainChars = [] {
-  std::array<bool, 256> plain{};
-  for (int c = 0x20; c < 0x7f; ++c) plain[c] = c != '"' && c != '\\';
-  return plain;
-}();
 
 // Reads JSON text a token at a time. Each method returns false where the
 // text is not what it takes (invalid, or merely beyond this path's limits),
@@ -89,7 +79,7 @@ class Scanner {
 
  private:
   void SkipPlainChars() {
-    while (pos_ < text_.size() && kPlainChars[static_cast<unsigned char>(text_[pos_])]) ++pos_;
+    while (pos_ < text_.size() && kPlainJsonChars[static_cast<unsigned char>(text_[pos_])]) ++pos_;
   }
 
   void SkipSpace() {

@@ -3,25 +3,32 @@
 // (issue 4, "Benchmarks"):
 //
 //   for each pairing (keel sync=none ~ redis AOF everysec,
-//                     keel sync=always ~ redis AOF always):
-//     1. redis-server on a free loopback port (--appendonly yes --appendfsync
-//        MODE --save ""), `redis-benchmark -c 50 -n N XADD s * f <100 bytes>`
-//        and the same with -P 16; then the server is stopped.
-//     2. a Keel daemon in this process (durable driver over LevelDB in a
-//        temporary directory, server::Server on 127.0.0.1:0) driven by the
-//        load generator of http_load.h: 50 keep-alive connections, one
-//        request in flight each, `POST /v1/streams/bench/events` with one JSON
-//        event carrying a 100-byte data string; then the same with a JSON
-//        array of 100 events per request (compared with -P 16).
+//                     keel sync=always ~ redis AOF always), each round:
+//     - redis-server on a free loopback port (--appendonly yes --appendfsync
+//       MODE --save "") and a Keel daemon in this process (durable driver
+//       over LevelDB in a temporary directory, server::Server on
+//       127.0.0.1:0), both kept up for the round;
+//     - one event per request: `redis-benchmark -c 50 -n N XADD s * f <100
+//       bytes>` against the load generator of http_load.h (50 keep-alive
+//       connections, one request in flight each, `POST
+//       /v1/streams/bench/events` with one JSON event carrying a 100-byte
+//       data string);
+//     - batches: the same with -P 16 against a JSON array of 100 events per
+//       request.
 //
-// Each pairing runs --http-rounds times, Redis then Keel, each round on a fresh
-// server and store; the table shows the median rates and the median of the
-// per-round ratios, so that one noisy window of either side does not decide
-// the ratio. Rates are events per second (one XADD = one event). Every request must be
-// answered 201 and the stream must hold exactly the acknowledged events;
-// anything else is an error (exit 1), while a missed target is only printed.
-// Without redis-server/redis-benchmark the Keel figures are printed, the
-// baseline is reported missing and the exit code is 77 (CTest: skipped).
+// Each case is cut into --http-slices slices that alternate between the two
+// (Redis then Keel, then Keel then Redis, ...): the machine's speed moves
+// by tens of percent within a minute, and both sides then meet it at the
+// same moments, where a whole Redis window followed by a whole Keel window
+// compared two different machines. A case's rate is its events over its
+// counted time, summed over the slices. Each pairing runs --http-rounds
+// times on fresh servers and stores; the table shows the median rates and
+// the median of the per-round ratios. Rates are events per second (one
+// XADD = one event). Every request must be answered 201 and the stream must
+// hold exactly the acknowledged events; anything else is an error (exit 1),
+// while a missed target is only printed. Without
+// redis-server/redis-benchmark the Keel figures are printed, the baseline
+// is reported missing and the exit code is 77 (CTest: skipped).
 #include <unistd.h>
 
 #include <csignal>
@@ -74,6 +81,7 @@ struct HttpOptions {
   int pipeline = 16;
   std::vector<std::string> syncs = {"none", "always"};
   int rounds = 3;
+  int slices = 4;
 };
 
 template <typename T>
@@ -101,6 +109,7 @@ absl::StatusOr<HttpOptions> OptionsFrom(const po::variables_map& vars) {
   o.redis_pipelined_requests = Pick<uint64_t>(vars, "http-redis-pipelined-requests", q, 20'000);
   o.pipeline = vars["http-redis-pipeline"].as<int>();
   o.rounds = Pick<int>(vars, "http-rounds", q, 1);
+  o.slices = Pick<int>(vars, "http-slices", q, 1);
   const std::string syncs = vars["http-syncs"].as<std::string>();
   o.syncs.clear();
   for (absl::string_view s : absl::StrSplit(syncs, ',', absl::SkipEmpty())) {
@@ -113,7 +122,7 @@ absl::StatusOr<HttpOptions> OptionsFrom(const po::variables_map& vars) {
   if (o.syncs.empty()) return absl::InvalidArgumentError("--http-syncs names no mode");
   if (o.connections < 1 || o.client_threads < 1 || o.io_threads < 1 || o.blocking_threads < 1 ||
       o.batch < 1 || o.pipeline < 1 || o.redis_requests < 1 || o.redis_pipelined_requests < 1 ||
-      o.rounds < 1) {
+      o.rounds < 1 || o.slices < 1) {
     return absl::InvalidArgumentError("counts must be at least 1");
   }
   if (o.payload_bytes < 1 || o.payload_bytes > 100'000) {
@@ -144,10 +153,21 @@ std::string EventJson(const std::string& payload) {
 
 // ---------------------------------------------------------------- redis
 
-struct RedisFigures {
-  double single = 0;     // requests/s, -c N
-  double pipelined = 0;  // requests/s, -c N -P p
-  std::string single_command, pipelined_command, server_command;
+// One case's counted part, summed over its slices: events, seconds, and the
+// CPU time of the server and of its load client.
+struct CaseTotals {
+  double events = 0;
+  double seconds = 0;
+  double server_cpu = 0;
+  double client_cpu = 0;
+
+  void Add(const CaseTotals& slice) {
+    events += slice.events;
+    seconds += slice.seconds;
+    server_cpu += slice.server_cpu;
+    client_cpu += slice.client_cpu;
+  }
+  double Rate() const { return seconds > 0 ? events / seconds : 0; }
 };
 
 std::string ShellQuote(const std::string& arg) {
@@ -199,59 +219,72 @@ std::string CpuPerEvent(double server_seconds, double client_seconds, double eve
                          server_seconds / events * 1e6, client_seconds / events * 1e6);
 }
 
-absl::StatusOr<RedisFigures> RunRedis(const HttpOptions& o, const std::string& server_path,
-                                      const std::string& benchmark_path, const std::string& aof,
-                                      const std::string& dir, const std::string& payload,
-                                      std::ostream& out) {
-  fs::create_directories(dir);
-  KEEL_ASSIGN_OR_RETURN(uint16_t port, FreeLoopbackPort());
-  const std::vector<std::string> server_argv = {
-      server_path, "--port", absl::StrCat(port), "--bind", "127.0.0.1", "--appendonly", "yes",
-      "--appendfsync", aof, "--save", "", "--dir", dir, "--daemonize", "no"};
-  RedisFigures figures;
-  figures.server_command = CommandLine(server_argv);
-  KEEL_ASSIGN_OR_RETURN(ChildProcess server,
-                        ChildProcess::Start(server_argv, (fs::path(dir) / "redis.log").string()));
-  KEEL_RETURN_IF_ERROR(WaitForListener(port, absl::Seconds(10)));
-  // Returns the rate; `cpu` gets redis-server's and redis-benchmark's CPU
-  // per request over the run.
-  auto run = [&](uint64_t requests, int pipeline, std::string& command,
-                 std::string& cpu) -> absl::StatusOr<double> {
-    std::vector<std::string> argv = {benchmark_path, "-p", absl::StrCat(port), "-c",
-                                     absl::StrCat(o.connections), "-n", absl::StrCat(requests)};
+// A redis-server kept up for a round (--appendonly yes --appendfsync `aof`);
+// each Run is one slice of redis-benchmark XADDs against it.
+class RedisBaseline {
+ public:
+  RedisBaseline(const HttpOptions& o, std::string benchmark_path, std::string payload)
+      : o_(o), benchmark_path_(std::move(benchmark_path)), payload_(std::move(payload)) {}
+
+  absl::Status Start(const std::string& server_path, const std::string& aof,
+                     const std::string& dir) {
+    fs::create_directories(dir);
+    KEEL_ASSIGN_OR_RETURN(port_, FreeLoopbackPort());
+    const std::vector<std::string> argv = {
+        server_path, "--port", absl::StrCat(port_), "--bind", "127.0.0.1", "--appendonly", "yes",
+        "--appendfsync", aof, "--save", "", "--dir", dir, "--daemonize", "no"};
+    server_command_ = CommandLine(argv);
+    KEEL_ASSIGN_OR_RETURN(server_, ChildProcess::Start(argv, (fs::path(dir) / "redis.log").string()));
+    return WaitForListener(port_, absl::Seconds(10));
+  }
+
+  // `requests` XADDs from -c connections, -P `pipeline` when over 1.
+  absl::StatusOr<CaseTotals> Run(uint64_t requests, int pipeline) {
+    const std::vector<std::string> argv = Argv(requests, pipeline);
+    const double server_cpu0 = ProcessCpuSeconds(server_.pid());
+    const double client_cpu0 = ReapedChildrenCpuSeconds();
+    KEEL_ASSIGN_OR_RETURN(RunOutput result, RunAndCapture(argv));
+    if (result.exit_code != 0) {
+      return absl::InternalError(absl::StrCat("redis-benchmark exited ", result.exit_code, ": ",
+                                              result.output.substr(0, 500)));
+    }
+    KEEL_ASSIGN_OR_RETURN(const double rate, ParseRequestsPerSecond(result.output));
+    CaseTotals slice;
+    slice.events = static_cast<double>(requests);
+    slice.seconds = slice.events / rate;
+    slice.server_cpu = ProcessCpuSeconds(server_.pid()) - server_cpu0;
+    slice.client_cpu = ReapedChildrenCpuSeconds() - client_cpu0;
+    return slice;
+  }
+
+  // The command lines, for the report (the payload abbreviated).
+  const std::string& server_command() const { return server_command_; }
+  std::string BenchmarkCommand(uint64_t requests, int pipeline) const {
+    return CommandLine(Argv(requests, pipeline), payload_);
+  }
+
+  void Stop() { server_.Stop(SIGTERM, absl::Seconds(10)); }
+
+ private:
+  std::vector<std::string> Argv(uint64_t requests, int pipeline) const {
+    std::vector<std::string> argv = {benchmark_path_, "-p", absl::StrCat(port_), "-c",
+                                     absl::StrCat(o_.connections), "-n", absl::StrCat(requests)};
     if (pipeline > 1) {
       argv.push_back("-P");
       argv.push_back(absl::StrCat(pipeline));
     }
     for (const char* arg : {"-q", "XADD", "s", "*", "f"}) argv.push_back(arg);
-    argv.push_back(payload);
-    command = CommandLine(argv, payload);
-    const double server_cpu0 = ProcessCpuSeconds(server.pid());
-    const double client_cpu0 = ReapedChildrenCpuSeconds();
-    KEEL_ASSIGN_OR_RETURN(RunOutput result, RunAndCapture(argv));
-    cpu = CpuPerEvent(ProcessCpuSeconds(server.pid()) - server_cpu0,
-                      ReapedChildrenCpuSeconds() - client_cpu0, static_cast<double>(requests));
-    if (result.exit_code != 0) {
-      return absl::InternalError(absl::StrCat("redis-benchmark exited ", result.exit_code, ": ",
-                                              result.output.substr(0, 500)));
-    }
-    return ParseRequestsPerSecond(result.output);
-  };
-  std::string cpu;
-  KEEL_ASSIGN_OR_RETURN(figures.single, run(o.redis_requests, 1, figures.single_command, cpu));
-  out << absl::StrFormat("  %-44s %s  (%s)\n", absl::StrCat("redis XADD, AOF ", aof, ", -c ",
-                                                             o.connections),
-                         EventsPerSecond(figures.single), cpu)
-      << std::flush;
-  KEEL_ASSIGN_OR_RETURN(figures.pipelined, run(o.redis_pipelined_requests, o.pipeline,
-                                               figures.pipelined_command, cpu));
-  out << absl::StrFormat("  %-44s %s  (%s)\n", absl::StrCat("redis XADD, AOF ", aof, ", -c ",
-                                                             o.connections, " -P ", o.pipeline),
-                         EventsPerSecond(figures.pipelined), cpu)
-      << std::flush;
-  server.Stop(SIGTERM, absl::Seconds(10));
-  return figures;
-}
+    argv.push_back(payload_);
+    return argv;
+  }
+
+  const HttpOptions& o_;
+  const std::string benchmark_path_;
+  const std::string payload_;
+  uint16_t port_ = 0;
+  ChildProcess server_;
+  std::string server_command_;
+};
 
 // ---------------------------------------------------------------- keel
 
@@ -296,21 +329,15 @@ class InProcessDaemon {
   std::unique_ptr<server::Server> server_;
 };
 
-struct KeelFigures {
-  double single = 0;  // events/s
-  double batch = 0;   // events/s
-  uint64_t requests_single = 0, requests_batch = 0;
-};
-
 absl::StatusOr<LoadResult> Drive(const HttpOptions& o, uint16_t port, const std::string& body,
-                                 double seconds) {
+                                 double seconds, double warmup) {
   LoadOptions load;
   load.port = port;
   load.connections = o.connections;
   load.threads = o.client_threads;
   load.request = JsonPostRequest("127.0.0.1", absl::StrCat("/v1/streams/", kStream, "/events"), body);
   load.expected_status = 201;
-  load.warmup_seconds = o.warmup;
+  load.warmup_seconds = warmup;
   load.seconds = seconds;
   KEEL_ASSIGN_OR_RETURN(LoadResult result, RunHttpLoad(load));
   if (result.bad > 0 || result.io_errors > 0 || result.good == 0) {
@@ -321,56 +348,108 @@ absl::StatusOr<LoadResult> Drive(const HttpOptions& o, uint16_t port, const std:
   return result;
 }
 
-// One Keel case's line: its rate, requests (`total`: answered 201 in the
-// whole run), and CPU per event (the daemon: this process minus the load
-// threads).
-void ReportKeel(const std::string& label, const LoadResult& result, uint64_t events_per_request,
-                uint64_t total, std::ostream& out) {
-  const double events = static_cast<double>(result.good * events_per_request);
-  out << absl::StrFormat("  %-44s %s  (%s requests in %s, %s in total; %s)\n", label,
-                         EventsPerSecond(result.rate() * static_cast<double>(events_per_request)),
-                         Thousands(result.good), Duration(result.seconds), Thousands(total),
-                         CpuPerEvent(result.process_cpu_seconds - result.client_cpu_seconds,
-                                     result.client_cpu_seconds, events))
+// A Keel slice: the load generator on `body` (`events` per request).
+// `acknowledged` grows by the events answered 201 in the whole slice,
+// warm-up included, for the check of the stream.
+absl::StatusOr<CaseTotals> KeelSlice(const HttpOptions& o, uint16_t port, const std::string& body,
+                                     uint64_t events, double seconds, double warmup,
+                                     uint64_t& acknowledged) {
+  KEEL_ASSIGN_OR_RETURN(LoadResult result, Drive(o, port, body, seconds, warmup));
+  acknowledged += result.statuses[201] * events;
+  CaseTotals slice;
+  slice.events = static_cast<double>(result.good * events);
+  slice.seconds = result.seconds;
+  // The daemon's CPU: this process's minus the load threads'.
+  slice.server_cpu = result.process_cpu_seconds - result.client_cpu_seconds;
+  slice.client_cpu = result.client_cpu_seconds;
+  return slice;
+}
+
+// One case's line: its rate, counted events and time, and CPU per event.
+void ReportCase(const std::string& label, const CaseTotals& totals, std::ostream& out) {
+  out << absl::StrFormat("  %-44s %s  (%s events in %s; %s)\n", label,
+                         EventsPerSecond(totals.Rate()), Thousands(totals.events),
+                         Duration(totals.seconds),
+                         CpuPerEvent(totals.server_cpu, totals.client_cpu, totals.events))
       << std::flush;
 }
 
-absl::StatusOr<KeelFigures> RunKeel(const HttpOptions& o, const std::string& sync,
-                                    const std::string& path, const std::string& payload,
-                                    std::ostream& out) {
+// Later slices of a case need only let the load generator's new connections
+// settle: the daemon is warm.
+constexpr double kLaterSliceWarmup = 0.25;
+
+// The rates of one round, events/s.
+struct RoundRates {
+  double redis_single = 0, redis_pipelined = 0, keel_single = 0, keel_batch = 0;
+};
+
+// One round of a pairing: `redis` (null when missing) and a Keel daemon
+// kept up side by side, and each case run in --http-slices slices that
+// alternate between them (Redis first, then Keel first, ...), so that both
+// sides meet the machine at the same moments. The daemon's stream must hold
+// exactly the events it acknowledged.
+absl::StatusOr<RoundRates> RunRound(const HttpOptions& o, const std::string& sync,
+                                    const std::string& keel_path, const std::string& payload,
+                                    RedisBaseline* redis, std::ostream& out) {
   InProcessDaemon daemon;
-  KEEL_RETURN_IF_ERROR(daemon.Start(path, sync, o));
-  KeelFigures figures;
+  KEEL_RETURN_IF_ERROR(daemon.Start(keel_path, sync, o));
+  uint64_t acknowledged = 0;
+  auto run_case = [&](uint64_t redis_requests, int pipeline, const std::string& body,
+                      uint64_t events, double seconds, CaseTotals& redis_totals,
+                      CaseTotals& keel_totals) -> absl::Status {
+    for (int slice = 0; slice < o.slices; ++slice) {
+      for (bool redis_turn : {slice % 2 == 0, slice % 2 != 0}) {
+        if (redis_turn && redis != nullptr) {
+          KEEL_ASSIGN_OR_RETURN(
+              const CaseTotals part,
+              redis->Run(std::max<uint64_t>(1, redis_requests / o.slices), pipeline));
+          redis_totals.Add(part);
+        } else if (!redis_turn) {
+          const double warmup = slice == 0 ? o.warmup : std::min(o.warmup, kLaterSliceWarmup);
+          KEEL_ASSIGN_OR_RETURN(const CaseTotals part,
+                                KeelSlice(o, daemon.port(), body, events, seconds / o.slices,
+                                          warmup, acknowledged));
+          keel_totals.Add(part);
+        }
+      }
+    }
+    return absl::OkStatus();
+  };
+  const std::string aof = AofFor(sync);
   const std::string event = EventJson(payload);
-  KEEL_ASSIGN_OR_RETURN(LoadResult single, Drive(o, daemon.port(), event, o.seconds));
-  figures.single = single.rate();
-  const uint64_t single_total = single.statuses[201];
-  ReportKeel(absl::StrCat("keel sync=", sync, ", 1 event/request, ", o.connections, " conn"),
-             single, 1, single_total, out);
+  CaseTotals redis_single, keel_single;
+  KEEL_RETURN_IF_ERROR(
+      run_case(o.redis_requests, 1, event, 1, o.seconds, redis_single, keel_single));
+  if (redis != nullptr) {
+    ReportCase(absl::StrCat("redis XADD, AOF ", aof, ", -c ", o.connections), redis_single, out);
+  }
+  ReportCase(absl::StrCat("keel sync=", sync, ", 1 event/request, ", o.connections, " conn"),
+             keel_single, out);
   std::string batch_body = "[";
   for (uint64_t i = 0; i < o.batch; ++i) {
     if (i > 0) batch_body += ",";
     batch_body += event;
   }
   batch_body += "]";
-  KEEL_ASSIGN_OR_RETURN(LoadResult batch, Drive(o, daemon.port(), batch_body, o.batch_seconds));
-  figures.batch = batch.rate() * static_cast<double>(o.batch);
-  const uint64_t batch_total = batch.statuses[201];
-  ReportKeel(absl::StrCat("keel sync=", sync, ", ", o.batch, " events/request, ", o.connections,
+  CaseTotals redis_pipelined, keel_batch;
+  KEEL_RETURN_IF_ERROR(run_case(o.redis_pipelined_requests, o.pipeline, batch_body, o.batch,
+                                o.batch_seconds, redis_pipelined, keel_batch));
+  if (redis != nullptr) {
+    ReportCase(absl::StrCat("redis XADD, AOF ", aof, ", -c ", o.connections, " -P ", o.pipeline),
+               redis_pipelined, out);
+  }
+  ReportCase(absl::StrCat("keel sync=", sync, ", ", o.batch, " events/request, ", o.connections,
                           " conn"),
-             batch, o.batch, batch_total, out);
-  // Every acknowledged event must be in the stream, and nothing else.
-  const uint64_t expected = single_total + batch_total * o.batch;
+             keel_batch, out);
   KEEL_ASSIGN_OR_RETURN(StreamInfo info, daemon.bus().replayer()->Bounds(kStream));
-  if (info.count != expected || info.last_sequence != expected) {
+  if (info.count != acknowledged || info.last_sequence != acknowledged) {
     return absl::InternalError(absl::StrCat("the stream holds ", info.count,
                                             " events (last sequence ", info.last_sequence,
-                                            ") but ", expected, " were acknowledged"));
+                                            ") but ", acknowledged, " were acknowledged"));
   }
-  figures.requests_single = single_total;
-  figures.requests_batch = batch_total;
   KEEL_RETURN_IF_ERROR(daemon.Stop());
-  return figures;
+  return RoundRates{redis_single.Rate(), redis_pipelined.Rate(), keel_single.Rate(),
+                    keel_batch.Rate()};
 }
 
 // ---------------------------------------------------------------- the mode
@@ -439,7 +518,10 @@ class HttpBench final : public BenchMode {
          "redis-benchmark -n with -P (--quick: 20000)")
         ("http-redis-pipeline", po::value<int>()->default_value(16), "redis-benchmark -P")
         ("http-rounds", po::value<int>()->default_value(3),
-         "rounds per sync mode, Redis then Keel each; the table shows medians (--quick: 1)")
+         "rounds per sync mode, each on fresh servers; the table shows medians (--quick: 1)")
+        ("http-slices", po::value<int>()->default_value(4),
+         "slices each case of a round is cut into, alternating between Redis and Keel "
+         "(--quick: 1)")
         ("http-syncs", po::value<std::string>()->default_value("none,always"),
          "keel sync modes to run (none pairs with AOF everysec, always with AOF always)");
     // Shared with other modes (bench_command.cc registers each name once).
@@ -518,24 +600,29 @@ absl::Status HttpBench::RunAll(const HttpOptions& o, std::ostream& out,
         out << " round " << round << "/" << o.rounds << "\n" << std::flush;
         suffix = absl::StrCat("-", round);
       }
-      std::optional<RedisFigures> redis;
+      const std::string dir = (fs::path(root) / absl::StrCat("sync-", sync, suffix)).string();
+      std::optional<RedisBaseline> redis;
       if (!baseline_missing) {
-        KEEL_ASSIGN_OR_RETURN(
-            redis, RunRedis(o, redis_server, redis_benchmark, aof,
-                            (fs::path(root) / absl::StrCat("redis-", aof, suffix)).string(),
-                            payload, out));
+        redis.emplace(o, redis_benchmark, payload);
+        KEEL_RETURN_IF_ERROR(redis->Start(redis_server, aof, dir + "/redis"));
         if (round == 1) {
-          commands.push_back(redis->server_command);
-          commands.push_back(redis->single_command);
-          commands.push_back(redis->pipelined_command);
+          commands.push_back(redis->server_command());
+          commands.push_back(redis->BenchmarkCommand(o.redis_requests / o.slices, 1));
+          commands.push_back(
+              redis->BenchmarkCommand(o.redis_pipelined_requests / o.slices, o.pipeline));
         }
       }
-      KEEL_ASSIGN_OR_RETURN(
-          KeelFigures keel,
-          RunKeel(o, sync, (fs::path(root) / absl::StrCat("keel-", sync, suffix)).string(), payload,
-                  out));
-      single.Add(keel.single, redis ? std::optional(redis->single) : std::nullopt);
-      batch.Add(keel.batch, redis ? std::optional(redis->pipelined) : std::nullopt);
+      absl::StatusOr<RoundRates> rates =
+          RunRound(o, sync, dir + "/keel", payload, redis ? &*redis : nullptr, out);
+      if (redis) redis->Stop();
+      if (!rates.ok()) return rates.status();
+      std::optional<double> redis_single, redis_pipelined;
+      if (redis) {
+        redis_single = rates->redis_single;
+        redis_pipelined = rates->redis_pipelined;
+      }
+      single.Add(rates->keel_single, redis_single);
+      batch.Add(rates->keel_batch, redis_pipelined);
     }
     table.Add(single.Row(absl::StrCat("publish sync=", sync, ", 1 ev/req, c=", o.connections),
                          absl::StrCat("XADD AOF ", aof, " c=", o.connections)));

@@ -109,7 +109,7 @@ absl::StatusOr<HttpOptions> OptionsFrom(const po::variables_map& vars) {
   o.redis_pipelined_requests = Pick<uint64_t>(vars, "http-redis-pipelined-requests", q, 20'000);
   o.pipeline = vars["http-redis-pipeline"].as<int>();
   o.rounds = Pick<int>(vars, "http-rounds", q, 1);
-  o.slices = Pick<int>(vars, "http-slices", q, 1);
+  o.slices = Pick<int>(vars, "http-slices", q, 2);  // Both orders, in the smoke test too.
   const std::string syncs = vars["http-syncs"].as<std::string>();
   o.syncs.clear();
   for (absl::string_view s : absl::StrSplit(syncs, ',', absl::SkipEmpty())) {
@@ -521,7 +521,7 @@ class HttpBench final : public BenchMode {
          "rounds per sync mode, each on fresh servers; the table shows medians (--quick: 1)")
         ("http-slices", po::value<int>()->default_value(4),
          "slices each case of a round is cut into, alternating between Redis and Keel "
-         "(--quick: 1)")
+         "(--quick: 2)")
         ("http-syncs", po::value<std::string>()->default_value("none,always"),
          "keel sync modes to run (none pairs with AOF everysec, always with AOF always)");
     // Shared with other modes (bench_command.cc registers each name once).

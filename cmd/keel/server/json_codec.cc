@@ -4,6 +4,7 @@
 
 #include "absl/strings/escaping.h"
 #include "absl/strings/str_cat.h"
+#include "cmd/keel/server/append_decimal.h"
 #include "core/errors.h"
 #include "core/status_macros.h"
 
@@ -47,7 +48,11 @@ void AppendIdentity(absl::string_view stream, uint64_t sequence, absl::string_vi
                     absl::string_view id, std::string& out) {
   out += "{\"stream\":";
   AppendJsonString(stream, out);
-  absl::StrAppend(&out, ",\"sequence\":", sequence, ",\"cursor\":\"", cursor, "\",\"id\":");
+  out += ",\"sequence\":";
+  AppendDecimal(sequence, out);
+  out += ",\"cursor\":\"";
+  out.append(cursor.data(), cursor.size());
+  out += "\",\"id\":";
   AppendJsonString(id, out);
 }
 

@@ -41,9 +41,9 @@ using Timer = net::basic_waitable_timer<Clock, net::wait_traits<Clock>, HttpSock
 // are `now + timeout`, which must not overflow.
 constexpr Clock::duration kLongestIdleTimeout = std::chrono::hours(24 * 365 * 100);
 
-// The request, body and response buffers a connection keeps between
-// requests are at most this large: one that once carried a big body or page
-// gives the rest back.
+// The read and response buffers a connection keeps between requests are at
+// most this large: one that once carried a big body or page gives the rest
+// back (HttpRequest::Clear bounds the request's own storage).
 constexpr size_t kKeptBufferBytes = 64 * 1024;
 
 // A read buffer grows to fit the requests its connection sends up to this
@@ -258,7 +258,7 @@ class HttpSession : public std::enable_shared_from_this<HttpSession> {
 
   void TrimBuffers() {
     if (out_.capacity() > kKeptBufferBytes) std::string().swap(out_);
-    if (request_.body.capacity() > kKeptBufferBytes) std::string().swap(request_.body);
+    request_.Clear();  // Answered: what a large one held goes back now, not at the next.
     if (buffer_.size() == 0 && buffer_.capacity() > kKeptBufferBytes) buffer_.shrink_to_fit();
   }
 

@@ -31,13 +31,27 @@ void HeaderFields::Clear() {
   size_ = 0;
 }
 
+namespace {
+
+// Empties `value`, giving its storage back when it holds more than `kept`.
+template <typename T>
+void ClearKeeping(T& value, size_t kept) {
+  if (value.capacity() > kept) {
+    T().swap(value);
+  } else {
+    value.clear();
+  }
+}
+
+}  // namespace
+
 void HttpRequest::Clear() {
   method.clear();
-  path.clear();
-  segments.clear();
+  ClearKeeping(path, kKeptPathBytes);
+  ClearKeeping(segments, kKeptSegments);
   query.clear();
   headers.Clear();
-  body.clear();
+  ClearKeeping(body, kKeptBodyBytes);
 }
 
 }  // namespace keel::server

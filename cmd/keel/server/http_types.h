@@ -59,9 +59,15 @@ struct HttpRequest {
   }
   bool HasQuery(absl::string_view name) const { return query.find(name) != query.end(); }
 
-  // Empties the request for the next one on its connection. The strings and
-  // tables keep their storage (the caller bounds the body's).
+  // Empties the request for the next one on its connection, keeping the
+  // storage of a small request (kKeptPathBytes of path, kKeptSegments
+  // segments, kKeptBodyBytes of body, the fields HeaderFields keeps): an
+  // idle connection that once carried a large one gives the rest back.
   void Clear();
+
+  static constexpr size_t kKeptPathBytes = 256;
+  static constexpr size_t kKeptSegments = 16;
+  static constexpr size_t kKeptBodyBytes = 4096;
 };
 
 struct HttpResponse {

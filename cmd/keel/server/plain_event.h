@@ -11,10 +11,10 @@
 // partitionKey (plain ASCII strings, no escapes), attributes (an object of
 // such strings) and data (any JSON value within the limits in the .cc),
 // each once, with nothing but whitespace around it. Anything else (a batch,
-// an escape, a non-ASCII byte, a null, another field, a repeated name, deep
-// nesting, a long number, invalid JSON) is left to the general parser,
-// which accepts or refuses it with its reason. What this path accepts, the
-// general parser accepts as the same event.
+// an escape or a null outside data, a non-ASCII byte, another field, a
+// repeated name, deep nesting, a long number, invalid JSON) is left to the
+// general parser, which accepts or refuses it with its reason. What this
+// path accepts, the general parser accepts as the same event.
 //
 // Thread safety: a pure function.
 #ifndef KEEL_CMD_KEEL_SERVER_PLAIN_EVENT_H_

@@ -105,6 +105,9 @@ std::vector<HttpResponse> PublishCoalescer::Commit(Api& api, const std::vector<P
   return api.HandleAll(requests);  // Never throws: every request gets its answer.
 }
 
+// A reply may run its session on at once (the same thread): the response is
+// written and a pipelined request already read is parsed, into the same
+// HttpRequest. So nothing may read a publish's request after its reply.
 void PublishCoalescer::Answer(std::vector<Pending>& batch, std::vector<HttpResponse> responses) {
   for (size_t i = 0; i < batch.size(); ++i) batch[i].reply(std::move(responses[i]));
 }

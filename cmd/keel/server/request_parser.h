@@ -6,9 +6,10 @@
 // HttpRequest the API handlers take. This parser writes each field once,
 // where the handlers read it, and the request line into a buffer the session
 // reuses (for its log, and for the target, decoded once the request is read).
-// The HttpRequest too is the session's, reused from request to request: its
-// strings and tables keep their storage, so a kept-alive connection's
-// publish allocates no header table, path or body buffer afresh. Beast still
+// The HttpRequest too is the session's, reused from request to request: it
+// keeps the storage of a small request (HttpRequest::Clear), so a kept-alive
+// connection's publish allocates no header table, path or body buffer
+// afresh. Beast still
 // enforces the header and body limits and decodes chunked bodies.
 //
 // Thread safety: one parser per request, used by one thread.

@@ -172,6 +172,25 @@ TEST(RequestParserTest, AReusedRequestKeepsNothingOfTheLastOne) {
   EXPECT_EQ(next.body, "");
 }
 
+// An idle kept-alive connection holds its request's storage: no more than
+// a small request's, whatever the last one was (a 16 KiB path of empty
+// segments would otherwise pin half a megabyte per connection).
+TEST(RequestParserTest, AClearedRequestKeepsOnlyASmallRequestsStorage) {
+  HttpRequest request;
+  const std::string wire = absl::StrCat("POST /", std::string(4000, '/'),
+                                        " HTTP/1.1\r\nContent-Length: 10000\r\n\r\n",
+                                        std::string(10000, 'b'));
+  ASSERT_OK(Parse(wire, 4096, request).request.status());
+  ASSERT_GT(request.segments.size(), 4000u);
+  request.Clear();
+  EXPECT_LE(request.path.capacity(), HttpRequest::kKeptPathBytes);
+  EXPECT_LE(request.segments.capacity(), HttpRequest::kKeptSegments);
+  EXPECT_LE(request.body.capacity(), HttpRequest::kKeptBodyBytes);
+  ASSERT_OK(Parse("GET /a/b HTTP/1.1\r\n\r\n", 64, request).request.status());
+  request.Clear();
+  EXPECT_GE(request.segments.capacity(), 2u) << "a small request's storage is kept";
+}
+
 TEST(RequestParserTest, ABodyOverTheLimitIsRefusedBeforeItIsRead) {
   std::string line;
   HttpRequest request;

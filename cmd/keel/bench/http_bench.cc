@@ -20,7 +20,9 @@
 // (Redis then Keel, then Keel then Redis, ...): the machine's speed moves
 // by tens of percent within a minute, and both sides then meet it at the
 // same moments, where a whole Redis window followed by a whole Keel window
-// compared two different machines. A case's rate is its events over its
+// compared two different machines. Before each slice the other side is let
+// go quiet (WaitForQuiet), and Redis runs without AOF rewrites, so neither
+// side's leftover work lands in the other's slice. A case's rate is its events over its
 // counted time, summed over the slices. Each pairing runs --http-rounds
 // times on fresh servers and stores; the table shows the median rates and
 // the median of the per-round ratios. Rates are events per second (one
@@ -31,6 +33,8 @@
 // is reported missing and the exit code is 77 (CTest: skipped).
 #include <unistd.h>
 
+#include <algorithm>
+#include <chrono>
 #include <csignal>
 
 #include <filesystem>
@@ -232,7 +236,10 @@ class RedisBaseline {
     KEEL_ASSIGN_OR_RETURN(port_, FreeLoopbackPort());
     const std::vector<std::string> argv = {
         server_path, "--port", absl::StrCat(port_), "--bind", "127.0.0.1", "--appendonly", "yes",
-        "--appendfsync", aof, "--save", "", "--dir", dir, "--daemonize", "no"};
+        "--appendfsync", aof,
+        // No AOF rewrite: a forked rewrite would run on into the Keel slice
+        // after it (and Redis would do without its cost).
+        "--auto-aof-rewrite-percentage", "0", "--save", "", "--dir", dir, "--daemonize", "no"};
     server_command_ = CommandLine(argv);
     KEEL_ASSIGN_OR_RETURN(server_, ChildProcess::Start(argv, (fs::path(dir) / "redis.log").string()));
     return WaitForListener(port_, absl::Seconds(10));
@@ -264,6 +271,7 @@ class RedisBaseline {
   }
 
   void Stop() { server_.Stop(SIGTERM, absl::Seconds(10)); }
+  pid_t pid() const { return server_.pid(); }
 
  private:
   std::vector<std::string> Argv(uint64_t requests, int pipeline) const {
@@ -368,7 +376,8 @@ absl::StatusOr<CaseTotals> KeelSlice(const HttpOptions& o, uint16_t port, const 
 // One case's line: its rate, counted events and time, and CPU per event.
 void ReportCase(const std::string& label, const CaseTotals& totals, std::ostream& out) {
   out << absl::StrFormat("  %-44s %s  (%s events in %s; %s)\n", label,
-                         EventsPerSecond(totals.Rate()), Thousands(totals.events),
+                         EventsPerSecond(totals.Rate()),
+                         Thousands(static_cast<uint64_t>(totals.events)),
                          Duration(totals.seconds),
                          CpuPerEvent(totals.server_cpu, totals.client_cpu, totals.events))
       << std::flush;
@@ -377,6 +386,24 @@ void ReportCase(const std::string& label, const CaseTotals& totals, std::ostream
 // Later slices of a case need only let the load generator's new connections
 // settle: the daemon is warm.
 constexpr double kLaterSliceWarmup = 0.25;
+
+// Waits (up to 10 s) until process `pid` has spent under a tenth of a CPU
+// over 50 ms: the work one side left running (LevelDB's flushes and
+// compactions, Redis's fsync of the last second) is not done in the other
+// side's slice.
+void WaitForQuiet(pid_t pid) {
+  constexpr double kQuietCpuSeconds = 0.005;
+  for (int tries = 0; tries < 200; ++tries) {
+    const double before = ProcessCpuSeconds(pid);
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    if (ProcessCpuSeconds(pid) - before < kQuietCpuSeconds) return;
+  }
+}
+
+// Redis requests per slice of a case of `total`.
+uint64_t SliceRequests(uint64_t total, int slices) {
+  return std::max<uint64_t>(1, total / static_cast<uint64_t>(slices));
+}
 
 // The rates of one round, events/s.
 struct RoundRates {
@@ -400,11 +427,12 @@ absl::StatusOr<RoundRates> RunRound(const HttpOptions& o, const std::string& syn
     for (int slice = 0; slice < o.slices; ++slice) {
       for (bool redis_turn : {slice % 2 == 0, slice % 2 != 0}) {
         if (redis_turn && redis != nullptr) {
-          KEEL_ASSIGN_OR_RETURN(
-              const CaseTotals part,
-              redis->Run(std::max<uint64_t>(1, redis_requests / o.slices), pipeline));
+          WaitForQuiet(getpid());  // This process holds the Keel daemon.
+          KEEL_ASSIGN_OR_RETURN(const CaseTotals part,
+                                redis->Run(SliceRequests(redis_requests, o.slices), pipeline));
           redis_totals.Add(part);
         } else if (!redis_turn) {
+          if (redis != nullptr) WaitForQuiet(redis->pid());
           const double warmup = slice == 0 ? o.warmup : std::min(o.warmup, kLaterSliceWarmup);
           KEEL_ASSIGN_OR_RETURN(const CaseTotals part,
                                 KeelSlice(o, daemon.port(), body, events, seconds / o.slices,
@@ -521,7 +549,7 @@ class HttpBench final : public BenchMode {
          "rounds per sync mode, each on fresh servers; the table shows medians (--quick: 1)")
         ("http-slices", po::value<int>()->default_value(4),
          "slices each case of a round is cut into, alternating between Redis and Keel "
-         "(--quick: 2)")
+         "(an even count gives each the first turn as often; --quick: 2)")
         ("http-syncs", po::value<std::string>()->default_value("none,always"),
          "keel sync modes to run (none pairs with AOF everysec, always with AOF always)");
     // Shared with other modes (bench_command.cc registers each name once).
@@ -607,9 +635,10 @@ absl::Status HttpBench::RunAll(const HttpOptions& o, std::ostream& out,
         KEEL_RETURN_IF_ERROR(redis->Start(redis_server, aof, dir + "/redis"));
         if (round == 1) {
           commands.push_back(redis->server_command());
-          commands.push_back(redis->BenchmarkCommand(o.redis_requests / o.slices, 1));
           commands.push_back(
-              redis->BenchmarkCommand(o.redis_pipelined_requests / o.slices, o.pipeline));
+              redis->BenchmarkCommand(SliceRequests(o.redis_requests, o.slices), 1));
+          commands.push_back(redis->BenchmarkCommand(
+              SliceRequests(o.redis_pipelined_requests, o.slices), o.pipeline));
         }
       }
       absl::StatusOr<RoundRates> rates =

@@ -20,10 +20,13 @@
 // (Redis then Keel, then Keel then Redis, ...): the machine's speed moves
 // by tens of percent within a minute, and both sides then meet it at the
 // same moments, where a whole Redis window followed by a whole Keel window
-// compared two different machines. Before each slice the other side is let
-// go quiet (WaitForQuiet), and Redis runs without AOF rewrites, so neither
-// side's leftover work lands in the other's slice. A case's rate is its events over its
-// counted time, summed over the slices. Each pairing runs --http-rounds
+// compared two different machines. After each slice its side is let go
+// quiet (Settle): the time and CPU it takes to finish what the slice left
+// running (LevelDB's flushes and compactions) count for that side, and none
+// of it lands in the other side's slice. Redis runs without AOF rewrites (a
+// forked rewrite would run on into Keel's slice), so it does without their
+// cost. A case's rate is its events over its counted time (the slices and
+// their settling), summed over the slices. Each pairing runs --http-rounds
 // times on fresh servers and stores; the table shows the median rates and
 // the median of the per-round ratios. Rates are events per second (one
 // XADD = one event). Every request must be answered 201 and the stream must
@@ -388,16 +391,28 @@ void ReportCase(const std::string& label, const CaseTotals& totals, std::ostream
 constexpr double kLaterSliceWarmup = 0.25;
 
 // Waits (up to 10 s) until process `pid` has spent under a tenth of a CPU
-// over 50 ms: the work one side left running (LevelDB's flushes and
-// compactions, Redis's fsync of the last second) is not done in the other
-// side's slice.
-void WaitForQuiet(pid_t pid) {
+// over 50 ms, and returns the time it stayed busy and the CPU it spent: the
+// work a slice left running (LevelDB's flushes and compactions, Redis's
+// fsync of the last second) counts for that slice, and is done before the
+// other side's next one starts.
+CaseTotals Settle(pid_t pid) {
   constexpr double kQuietCpuSeconds = 0.005;
-  for (int tries = 0; tries < 200; ++tries) {
+  CaseTotals busy;
+  const double cpu_before = ProcessCpuSeconds(pid);
+  const absl::Time start = absl::Now();
+  absl::Time quiet_from = start + absl::Seconds(10);
+  for (int probe = 0; probe < 200; ++probe) {
+    const absl::Time probe_start = absl::Now();
     const double before = ProcessCpuSeconds(pid);
     std::this_thread::sleep_for(std::chrono::milliseconds(50));
-    if (ProcessCpuSeconds(pid) - before < kQuietCpuSeconds) return;
+    if (ProcessCpuSeconds(pid) - before < kQuietCpuSeconds) {
+      quiet_from = probe_start;
+      break;
+    }
   }
+  busy.seconds = absl::ToDoubleSeconds(quiet_from - start);
+  busy.server_cpu = ProcessCpuSeconds(pid) - cpu_before;
+  return busy;
 }
 
 // Redis requests per slice of a case of `total`.
@@ -427,17 +442,17 @@ absl::StatusOr<RoundRates> RunRound(const HttpOptions& o, const std::string& syn
     for (int slice = 0; slice < o.slices; ++slice) {
       for (bool redis_turn : {slice % 2 == 0, slice % 2 != 0}) {
         if (redis_turn && redis != nullptr) {
-          WaitForQuiet(getpid());  // This process holds the Keel daemon.
           KEEL_ASSIGN_OR_RETURN(const CaseTotals part,
                                 redis->Run(SliceRequests(redis_requests, o.slices), pipeline));
           redis_totals.Add(part);
+          redis_totals.Add(Settle(redis->pid()));
         } else if (!redis_turn) {
-          if (redis != nullptr) WaitForQuiet(redis->pid());
           const double warmup = slice == 0 ? o.warmup : std::min(o.warmup, kLaterSliceWarmup);
           KEEL_ASSIGN_OR_RETURN(const CaseTotals part,
                                 KeelSlice(o, daemon.port(), body, events, seconds / o.slices,
                                           warmup, acknowledged));
           keel_totals.Add(part);
+          keel_totals.Add(Settle(getpid()));  // This process holds the daemon.
         }
       }
     }

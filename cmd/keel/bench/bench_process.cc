@@ -254,6 +254,23 @@ double ProcessCpuSeconds(pid_t pid) {
 
 double ReapedChildrenCpuSeconds() { return UsageSeconds(RUSAGE_CHILDREN); }
 
+double MachineBusyCpuSeconds() {
+  // The first line: "cpu  user nice system idle iowait irq softirq steal ...",
+  // in clock ticks.
+  std::ifstream stat("/proc/stat");
+  std::string line;
+  if (!std::getline(stat, line)) return 0;
+  std::vector<absl::string_view> fields = absl::StrSplit(line, ' ', absl::SkipEmpty());
+  if (fields.size() < 9 || fields[0] != "cpu") return 0;
+  uint64_t busy = 0;
+  for (size_t i : {1, 2, 3, 6, 7, 8}) {  // Not idle (4) or iowait (5).
+    uint64_t ticks = 0;
+    if (!absl::SimpleAtoi(fields[i], &ticks)) return 0;
+    busy += ticks;
+  }
+  return static_cast<double>(busy) / static_cast<double>(::sysconf(_SC_CLK_TCK));
+}
+
 double ThreadCpuSeconds(pthread_t thread) {
   clockid_t clock;
   timespec time{};

@@ -75,6 +75,9 @@ MemoryUse ProcessMemory(pid_t pid);  // pid 0 = this process.
 // waited for, and of one of this process's threads.
 double ProcessCpuSeconds(pid_t pid);
 double ReapedChildrenCpuSeconds();
+// CPU time the whole machine has spent busy (not idle or waiting for I/O)
+// since boot, summed over its CPUs, from /proc/stat; 0 when unreadable.
+double MachineBusyCpuSeconds();
 double ThreadCpuSeconds(pthread_t thread);
 
 // Raises RLIMIT_NOFILE to at least `wanted` (up to the hard limit). Returns

@@ -20,12 +20,11 @@
 // (Redis then Keel, then Keel then Redis, ...): the machine's speed moves
 // by tens of percent within a minute, and both sides then meet it at the
 // same moments, where a whole Redis window followed by a whole Keel window
-// compared two different machines. After each slice its side is let go
+// compared two different machines. After each slice the machine is let go
 // quiet (Settle): the time and CPU it takes to finish what the slice left
-// running (LevelDB's flushes and compactions) count for that side, and none
-// of it lands in the other side's slice. Redis runs without AOF rewrites (a
-// forked rewrite would run on into Keel's slice), so it does without their
-// cost. A case's rate is its events over its counted time (the slices and
+// running (Keel's LevelDB flushes and compactions, Redis's forked AOF
+// rewrites) count for that side, and none of it lands in the other side's
+// slice. A case's rate is its events over its counted time (the slices and
 // their settling), summed over the slices. Each pairing runs --http-rounds
 // times on fresh servers and stores; the table shows the median rates and
 // the median of the per-round ratios. Rates are events per second (one
@@ -239,10 +238,7 @@ class RedisBaseline {
     KEEL_ASSIGN_OR_RETURN(port_, FreeLoopbackPort());
     const std::vector<std::string> argv = {
         server_path, "--port", absl::StrCat(port_), "--bind", "127.0.0.1", "--appendonly", "yes",
-        "--appendfsync", aof,
-        // No AOF rewrite: a forked rewrite would run on into the Keel slice
-        // after it (and Redis would do without its cost).
-        "--auto-aof-rewrite-percentage", "0", "--save", "", "--dir", dir, "--daemonize", "no"};
+        "--appendfsync", aof, "--save", "", "--dir", dir, "--daemonize", "no"};
     server_command_ = CommandLine(argv);
     KEEL_ASSIGN_OR_RETURN(server_, ChildProcess::Start(argv, (fs::path(dir) / "redis.log").string()));
     return WaitForListener(port_, absl::Seconds(10));
@@ -274,7 +270,6 @@ class RedisBaseline {
   }
 
   void Stop() { server_.Stop(SIGTERM, absl::Seconds(10)); }
-  pid_t pid() const { return server_.pid(); }
 
  private:
   std::vector<std::string> Argv(uint64_t requests, int pipeline) const {
@@ -390,28 +385,28 @@ void ReportCase(const std::string& label, const CaseTotals& totals, std::ostream
 // settle: the daemon is warm.
 constexpr double kLaterSliceWarmup = 0.25;
 
-// Waits (up to 10 s) until process `pid` has spent under a tenth of a CPU
-// over 50 ms, and returns the time it stayed busy and the CPU it spent: the
-// work a slice left running (LevelDB's flushes and compactions, Redis's
-// fsync of the last second) counts for that slice, and is done before the
-// other side's next one starts.
-CaseTotals Settle(pid_t pid) {
-  constexpr double kQuietCpuSeconds = 0.005;
+// Waits (up to 10 s) until the machine has been idle for 100 ms (busy
+// under 15% of one CPU), and returns the time it stayed busy and the CPU it
+// spent: the work a slice left running (LevelDB's flushes and compactions,
+// a forked AOF rewrite of Redis) counts for that slice's side, and is done
+// before the other side's next slice starts.
+CaseTotals Settle() {
+  constexpr double kQuietCpuSeconds = 0.015;
   CaseTotals busy;
-  const double cpu_before = ProcessCpuSeconds(pid);
+  const double cpu_before = MachineBusyCpuSeconds();
   const absl::Time start = absl::Now();
   absl::Time quiet_from = start + absl::Seconds(10);
-  for (int probe = 0; probe < 200; ++probe) {
+  for (int probe = 0; probe < 100; ++probe) {
     const absl::Time probe_start = absl::Now();
-    const double before = ProcessCpuSeconds(pid);
-    std::this_thread::sleep_for(std::chrono::milliseconds(50));
-    if (ProcessCpuSeconds(pid) - before < kQuietCpuSeconds) {
+    const double before = MachineBusyCpuSeconds();
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    if (MachineBusyCpuSeconds() - before < kQuietCpuSeconds) {
       quiet_from = probe_start;
       break;
     }
   }
   busy.seconds = absl::ToDoubleSeconds(quiet_from - start);
-  busy.server_cpu = ProcessCpuSeconds(pid) - cpu_before;
+  busy.server_cpu = MachineBusyCpuSeconds() - cpu_before;
   return busy;
 }
 
@@ -445,14 +440,14 @@ absl::StatusOr<RoundRates> RunRound(const HttpOptions& o, const std::string& syn
           KEEL_ASSIGN_OR_RETURN(const CaseTotals part,
                                 redis->Run(SliceRequests(redis_requests, o.slices), pipeline));
           redis_totals.Add(part);
-          redis_totals.Add(Settle(redis->pid()));
+          redis_totals.Add(Settle());
         } else if (!redis_turn) {
           const double warmup = slice == 0 ? o.warmup : std::min(o.warmup, kLaterSliceWarmup);
           KEEL_ASSIGN_OR_RETURN(const CaseTotals part,
                                 KeelSlice(o, daemon.port(), body, events, seconds / o.slices,
                                           warmup, acknowledged));
           keel_totals.Add(part);
-          keel_totals.Add(Settle(getpid()));  // This process holds the daemon.
+          keel_totals.Add(Settle());
         }
       }
     }

@@ -41,6 +41,18 @@ TEST(CpuTimeTest, AThreadsClockCountsOnlyItsOwnWork) {
   EXPECT_LT(idle_spent, 0.05) << "a sleeping thread";
 }
 
+// The machine's busy time includes this process's work (other processes
+// can only add to it).
+TEST(CpuTimeTest, TheMachinesBusyTimeCountsThisProcessesWork) {
+  const double machine_before = MachineBusyCpuSeconds();
+  const double self_before = ProcessCpuSeconds(0);
+  Spin(0.3);
+  const double machine_spent = MachineBusyCpuSeconds() - machine_before;
+  const double self_spent = ProcessCpuSeconds(0) - self_before;
+  EXPECT_GT(machine_before, 0.0) << "/proc/stat's cpu line was not read";
+  EXPECT_GE(machine_spent, self_spent - 0.05);  // /proc/stat counts in clock ticks.
+}
+
 TEST(CpuTimeTest, AMissingProcessReadsAsZero) {
   EXPECT_EQ(ProcessCpuSeconds(999'999'999), 0.0);
 }

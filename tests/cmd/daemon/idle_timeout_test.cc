@@ -89,6 +89,29 @@ TEST_F(IdleTimeoutTest, PipelinedRequestsAreEachAnsweredInOrder) {
   EXPECT_THAT(responses[2], StartsWith("200"));
 }
 
+// A request that arrives in pieces (a part of its head, the rest of the head
+// with part of the body, the rest of the body) is read whole and answered
+// once, as is the next one, sent whole.
+TEST_F(IdleTimeoutTest, ARequestSplitAcrossReadsIsReadWhole) {
+  ASSERT_NO_FATAL_FAILURE(Open(absl::Seconds(30)));
+  const std::string publish = RawPublishRequest("split", R"({"type":"t","data":"abcdef"})");
+  const size_t head_end = publish.find("\r\n\r\n") + 4;
+  for (const std::string& piece : {publish.substr(0, 20), publish.substr(20, head_end + 5 - 20),
+                                   publish.substr(head_end + 5)}) {
+    connection_->Send(piece);
+    absl::SleepFor(absl::Milliseconds(50));  // Each piece read on its own.
+  }
+  connection_->Send(publish);
+  const std::vector<std::string> responses = connection_->ReadResponses(2);
+  ASSERT_EQ(responses.size(), 2u);
+  EXPECT_TRUE(absl::StrContains(responses[0], R"("sequence":1,)")) << responses[0];
+  EXPECT_TRUE(absl::StrContains(responses[1], R"("sequence":2,)")) << responses[1];
+  ASSERT_OK_AND_ASSIGN(
+      const json::value page,
+      GetJson(*daemon_->NewClient(), "/v1/streams/split/events?after=earliest"));
+  EXPECT_EQ(page.at("events").at(0).at("data"), "abcdef") << "the body, whole";
+}
+
 // Publishes 40 events of about 100 KB each (data "<i>xxx…") to `stream`: a
 // page of them is more than a socket takes at once.
 void PublishLargeEvents(client::HttpClient& http, const std::string& stream) {

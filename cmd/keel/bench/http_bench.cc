@@ -346,7 +346,9 @@ absl::StatusOr<LoadResult> Drive(const HttpOptions& o, uint16_t port, const std:
   load.warmup_seconds = warmup;
   load.seconds = seconds;
   KEEL_ASSIGN_OR_RETURN(LoadResult result, RunHttpLoad(load));
-  if (result.bad > 0 || result.io_errors > 0 || result.good == 0) {
+  // A slice may count no answer (a short --quick window on a loaded
+  // machine); a case that counts none fails in RunRound.
+  if (result.bad > 0 || result.io_errors > 0) {
     return absl::InternalError(absl::StrCat(
         "publish load: ", result.bad, " non-201 responses, ", result.io_errors,
         " connection errors, ", result.good, " 201s counted; first: ", result.first_bad_response));
@@ -385,18 +387,18 @@ void ReportCase(const std::string& label, const CaseTotals& totals, std::ostream
 // settle: the daemon is warm.
 constexpr double kLaterSliceWarmup = 0.25;
 
-// Waits (up to 10 s) until the machine has been idle for 100 ms (busy
+// Waits (up to `longest`) until the machine has been idle for 100 ms (busy
 // under 15% of one CPU), and returns the time it stayed busy and the CPU it
 // spent: the work a slice left running (LevelDB's flushes and compactions,
 // a forked AOF rewrite of Redis) counts for that slice's side, and is done
 // before the other side's next slice starts.
-CaseTotals Settle() {
+CaseTotals Settle(absl::Duration longest) {
   constexpr double kQuietCpuSeconds = 0.015;
   CaseTotals busy;
   const double cpu_before = MachineBusyCpuSeconds();
   const absl::Time start = absl::Now();
-  absl::Time quiet_from = start + absl::Seconds(10);
-  for (int probe = 0; probe < 100; ++probe) {
+  absl::Time quiet_from = start + longest;
+  while (absl::Now() < start + longest) {
     const absl::Time probe_start = absl::Now();
     const double before = MachineBusyCpuSeconds();
     std::this_thread::sleep_for(std::chrono::milliseconds(100));
@@ -431,6 +433,8 @@ absl::StatusOr<RoundRates> RunRound(const HttpOptions& o, const std::string& syn
   InProcessDaemon daemon;
   KEEL_RETURN_IF_ERROR(daemon.Start(keel_path, sync, o));
   uint64_t acknowledged = 0;
+  // A smoke run shares the machine with other tests: it is never quiet.
+  const absl::Duration settle_at_most = o.quick ? absl::Seconds(1) : absl::Seconds(10);
   auto run_case = [&](uint64_t redis_requests, int pipeline, const std::string& body,
                       uint64_t events, double seconds, CaseTotals& redis_totals,
                       CaseTotals& keel_totals) -> absl::Status {
@@ -440,16 +444,19 @@ absl::StatusOr<RoundRates> RunRound(const HttpOptions& o, const std::string& syn
           KEEL_ASSIGN_OR_RETURN(const CaseTotals part,
                                 redis->Run(SliceRequests(redis_requests, o.slices), pipeline));
           redis_totals.Add(part);
-          redis_totals.Add(Settle());
+          redis_totals.Add(Settle(settle_at_most));
         } else if (!redis_turn) {
           const double warmup = slice == 0 ? o.warmup : std::min(o.warmup, kLaterSliceWarmup);
           KEEL_ASSIGN_OR_RETURN(const CaseTotals part,
                                 KeelSlice(o, daemon.port(), body, events, seconds / o.slices,
                                           warmup, acknowledged));
           keel_totals.Add(part);
-          keel_totals.Add(Settle());
+          keel_totals.Add(Settle(settle_at_most));
         }
       }
+    }
+    if (keel_totals.events == 0) {
+      return absl::InternalError("publish load: no 201 counted in any slice of the case");
     }
     return absl::OkStatus();
   };

@@ -3,6 +3,19 @@
 #include "absl/strings/ascii.h"
 
 namespace keel::server {
+namespace {
+
+// Empties `value`, giving its storage back when it holds more than `kept`.
+template <typename T>
+void ClearKeeping(T& value, size_t kept) {
+  if (value.capacity() > kept) {
+    T().swap(value);
+  } else {
+    value.clear();
+  }
+}
+
+}  // namespace
 
 absl::string_view HeaderFields::Get(absl::string_view lower_name) const {
   for (size_t i = size_; i > 0; --i) {
@@ -25,25 +38,11 @@ void HeaderFields::Clear() {
     fields_.shrink_to_fit();
   }
   for (auto& [name, value] : fields_) {
-    if (name.capacity() > kKeptFieldBytes) std::string().swap(name);
-    if (value.capacity() > kKeptFieldBytes) std::string().swap(value);
+    ClearKeeping(name, kKeptFieldBytes);
+    ClearKeeping(value, kKeptFieldBytes);
   }
   size_ = 0;
 }
-
-namespace {
-
-// Empties `value`, giving its storage back when it holds more than `kept`.
-template <typename T>
-void ClearKeeping(T& value, size_t kept) {
-  if (value.capacity() > kept) {
-    T().swap(value);
-  } else {
-    value.clear();
-  }
-}
-
-}  // namespace
 
 void HttpRequest::Clear() {
   method.clear();

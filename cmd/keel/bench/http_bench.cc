@@ -417,14 +417,87 @@ uint64_t SliceRequests(uint64_t total, int slices) {
   return std::max<uint64_t>(1, total / static_cast<uint64_t>(slices));
 }
 
+// One case of a round: Redis's XADDs (`pipeline` deep) against Keel's
+// requests of `events` events each, and the lines that report them.
+struct CaseSpec {
+  uint64_t redis_requests = 0;
+  int pipeline = 1;
+  std::string body;
+  uint64_t events = 1;
+  double seconds = 0;  // Keel's counted time over all slices.
+  std::string redis_label, keel_label;
+};
+
+// A case's rates, events/s.
+struct CaseRates {
+  double redis = 0, keel = 0;
+};
+
+// A daemon and its baseline, kept up for a round; see RunRound.
+class RoundServers {
+ public:
+  RoundServers(const HttpOptions& o, InProcessDaemon& daemon, RedisBaseline* redis)
+      : o_(o),
+        daemon_(daemon),
+        redis_(redis),
+        // A smoke run shares the machine with other tests: it is never quiet.
+        settle_at_most_(o.quick ? absl::Seconds(1) : absl::Seconds(10)) {}
+
+  // Runs `spec` in --http-slices slices, Redis first, then Keel first, ...,
+  // each followed by settling charged to its side, and prints its lines.
+  absl::StatusOr<CaseRates> RunCase(const CaseSpec& spec, std::ostream& out) {
+    CaseTotals redis, keel;
+    for (int slice = 0; slice < o_.slices; ++slice) {
+      const bool redis_first = slice % 2 == 0;
+      if (redis_first) KEEL_RETURN_IF_ERROR(RedisSlice(spec, redis));
+      KEEL_RETURN_IF_ERROR(KeelSlice(spec, slice, keel));
+      if (!redis_first) KEEL_RETURN_IF_ERROR(RedisSlice(spec, redis));
+    }
+    if (keel.events == 0) {
+      return absl::InternalError("publish load: no 201 counted in any slice of the case");
+    }
+    if (redis_ != nullptr) ReportCase(spec.redis_label, redis, out);
+    ReportCase(spec.keel_label, keel, out);
+    return CaseRates{redis.Rate(), keel.Rate()};
+  }
+
+  // Events the daemon answered 201, warm-ups included.
+  uint64_t acknowledged() const { return acknowledged_; }
+
+ private:
+  absl::Status RedisSlice(const CaseSpec& spec, CaseTotals& totals) {
+    if (redis_ == nullptr) return absl::OkStatus();
+    KEEL_ASSIGN_OR_RETURN(const CaseTotals part,
+                          redis_->Run(SliceRequests(spec.redis_requests, o_.slices), spec.pipeline));
+    totals.Add(part);
+    totals.Add(Settle(settle_at_most_));
+    return absl::OkStatus();
+  }
+
+  absl::Status KeelSlice(const CaseSpec& spec, int slice, CaseTotals& totals) {
+    const double warmup = slice == 0 ? o_.warmup : std::min(o_.warmup, kLaterSliceWarmup);
+    KEEL_ASSIGN_OR_RETURN(const CaseTotals part,
+                          bench::KeelSlice(o_, daemon_.port(), spec.body, spec.events,
+                                           spec.seconds / o_.slices, warmup, acknowledged_));
+    totals.Add(part);
+    totals.Add(Settle(settle_at_most_));
+    return absl::OkStatus();
+  }
+
+  const HttpOptions& o_;
+  InProcessDaemon& daemon_;
+  RedisBaseline* redis_;  // Null when missing.
+  const absl::Duration settle_at_most_;
+  uint64_t acknowledged_ = 0;
+};
+
 // The rates of one round, events/s.
 struct RoundRates {
-  double redis_single = 0, redis_pipelined = 0, keel_single = 0, keel_batch = 0;
+  CaseRates single, batch;
 };
 
 // One round of a pairing: `redis` (null when missing) and a Keel daemon
-// kept up side by side, and each case run in --http-slices slices that
-// alternate between them (Redis first, then Keel first, ...), so that both
+// kept up side by side, each case run in alternating slices so that both
 // sides meet the machine at the same moments. The daemon's stream must hold
 // exactly the events it acknowledged.
 absl::StatusOr<RoundRates> RunRound(const HttpOptions& o, const std::string& sync,
@@ -432,69 +505,39 @@ absl::StatusOr<RoundRates> RunRound(const HttpOptions& o, const std::string& syn
                                     RedisBaseline* redis, std::ostream& out) {
   InProcessDaemon daemon;
   KEEL_RETURN_IF_ERROR(daemon.Start(keel_path, sync, o));
-  uint64_t acknowledged = 0;
-  // A smoke run shares the machine with other tests: it is never quiet.
-  const absl::Duration settle_at_most = o.quick ? absl::Seconds(1) : absl::Seconds(10);
-  auto run_case = [&](uint64_t redis_requests, int pipeline, const std::string& body,
-                      uint64_t events, double seconds, CaseTotals& redis_totals,
-                      CaseTotals& keel_totals) -> absl::Status {
-    for (int slice = 0; slice < o.slices; ++slice) {
-      for (bool redis_turn : {slice % 2 == 0, slice % 2 != 0}) {
-        if (redis_turn && redis != nullptr) {
-          KEEL_ASSIGN_OR_RETURN(const CaseTotals part,
-                                redis->Run(SliceRequests(redis_requests, o.slices), pipeline));
-          redis_totals.Add(part);
-          redis_totals.Add(Settle(settle_at_most));
-        } else if (!redis_turn) {
-          const double warmup = slice == 0 ? o.warmup : std::min(o.warmup, kLaterSliceWarmup);
-          KEEL_ASSIGN_OR_RETURN(const CaseTotals part,
-                                KeelSlice(o, daemon.port(), body, events, seconds / o.slices,
-                                          warmup, acknowledged));
-          keel_totals.Add(part);
-          keel_totals.Add(Settle(settle_at_most));
-        }
-      }
-    }
-    if (keel_totals.events == 0) {
-      return absl::InternalError("publish load: no 201 counted in any slice of the case");
-    }
-    return absl::OkStatus();
-  };
-  const std::string aof = AofFor(sync);
+  RoundServers servers(o, daemon, redis);
+  const std::string redis_label = absl::StrCat("redis XADD, AOF ", AofFor(sync), ", -c ",
+                                               o.connections);
   const std::string event = EventJson(payload);
-  CaseTotals redis_single, keel_single;
-  KEEL_RETURN_IF_ERROR(
-      run_case(o.redis_requests, 1, event, 1, o.seconds, redis_single, keel_single));
-  if (redis != nullptr) {
-    ReportCase(absl::StrCat("redis XADD, AOF ", aof, ", -c ", o.connections), redis_single, out);
-  }
-  ReportCase(absl::StrCat("keel sync=", sync, ", 1 event/request, ", o.connections, " conn"),
-             keel_single, out);
+  RoundRates rates;
+  KEEL_ASSIGN_OR_RETURN(
+      rates.single,
+      servers.RunCase({o.redis_requests, 1, event, 1, o.seconds, redis_label,
+                       absl::StrCat("keel sync=", sync, ", 1 event/request, ", o.connections,
+                                    " conn")},
+                      out));
   std::string batch_body = "[";
   for (uint64_t i = 0; i < o.batch; ++i) {
     if (i > 0) batch_body += ",";
     batch_body += event;
   }
   batch_body += "]";
-  CaseTotals redis_pipelined, keel_batch;
-  KEEL_RETURN_IF_ERROR(run_case(o.redis_pipelined_requests, o.pipeline, batch_body, o.batch,
-                                o.batch_seconds, redis_pipelined, keel_batch));
-  if (redis != nullptr) {
-    ReportCase(absl::StrCat("redis XADD, AOF ", aof, ", -c ", o.connections, " -P ", o.pipeline),
-               redis_pipelined, out);
-  }
-  ReportCase(absl::StrCat("keel sync=", sync, ", ", o.batch, " events/request, ", o.connections,
-                          " conn"),
-             keel_batch, out);
+  KEEL_ASSIGN_OR_RETURN(
+      rates.batch,
+      servers.RunCase({o.redis_pipelined_requests, o.pipeline, batch_body, o.batch,
+                       o.batch_seconds, absl::StrCat(redis_label, " -P ", o.pipeline),
+                       absl::StrCat("keel sync=", sync, ", ", o.batch, " events/request, ",
+                                    o.connections, " conn")},
+                      out));
   KEEL_ASSIGN_OR_RETURN(StreamInfo info, daemon.bus().replayer()->Bounds(kStream));
+  const uint64_t acknowledged = servers.acknowledged();
   if (info.count != acknowledged || info.last_sequence != acknowledged) {
     return absl::InternalError(absl::StrCat("the stream holds ", info.count,
                                             " events (last sequence ", info.last_sequence,
                                             ") but ", acknowledged, " were acknowledged"));
   }
   KEEL_RETURN_IF_ERROR(daemon.Stop());
-  return RoundRates{redis_single.Rate(), redis_pipelined.Rate(), keel_single.Rate(),
-                    keel_batch.Rate()};
+  return rates;
 }
 
 // ---------------------------------------------------------------- the mode
@@ -664,11 +707,11 @@ absl::Status HttpBench::RunAll(const HttpOptions& o, std::ostream& out,
       if (!rates.ok()) return rates.status();
       std::optional<double> redis_single, redis_pipelined;
       if (redis) {
-        redis_single = rates->redis_single;
-        redis_pipelined = rates->redis_pipelined;
+        redis_single = rates->single.redis;
+        redis_pipelined = rates->batch.redis;
       }
-      single.Add(rates->keel_single, redis_single);
-      batch.Add(rates->keel_batch, redis_pipelined);
+      single.Add(rates->single.keel, redis_single);
+      batch.Add(rates->batch.keel, redis_pipelined);
     }
     table.Add(single.Row(absl::StrCat("publish sync=", sync, ", 1 ev/req, c=", o.connections),
                          absl::StrCat("XADD AOF ", aof, " c=", o.connections)));

@@ -240,7 +240,8 @@ class RedisBaseline {
         server_path, "--port", absl::StrCat(port_), "--bind", "127.0.0.1", "--appendonly", "yes",
         "--appendfsync", aof, "--save", "", "--dir", dir, "--daemonize", "no"};
     server_command_ = CommandLine(argv);
-    KEEL_ASSIGN_OR_RETURN(server_, ChildProcess::Start(argv, (fs::path(dir) / "redis.log").string()));
+    KEEL_ASSIGN_OR_RETURN(server_,
+                          ChildProcess::Start(argv, (fs::path(dir) / "redis.log").string()));
     return WaitForListener(port_, absl::Seconds(10));
   }
 
@@ -467,8 +468,9 @@ class RoundServers {
  private:
   absl::Status RedisSlice(const CaseSpec& spec, CaseTotals& totals) {
     if (redis_ == nullptr) return absl::OkStatus();
-    KEEL_ASSIGN_OR_RETURN(const CaseTotals part,
-                          redis_->Run(SliceRequests(spec.redis_requests, o_.slices), spec.pipeline));
+    KEEL_ASSIGN_OR_RETURN(
+        const CaseTotals part,
+        redis_->Run(SliceRequests(spec.redis_requests, o_.slices), spec.pipeline));
     totals.Add(part);
     totals.Add(Settle(settle_at_most_));
     return absl::OkStatus();

@@ -8,6 +8,7 @@
 
 #include "absl/strings/ascii.h"
 #include "cmd/keel/client/raw_json.h"
+#include "cmd/keel/server/event_fields.h"
 #include "cmd/keel/server/json_codec.h"
 
 namespace keel::server {
@@ -19,24 +20,6 @@ constexpr int kMaxDepth = 16;
 // Digits of a number's integer or fraction part taken here; longer numbers
 // (and exponents) go to the general parser, which reads them as doubles.
 constexpr size_t kMaxDigits = 15;
-
-enum Field { kType, kTenant, kId, kIdempotencyKey, kPartitionKey, kAttributes, kData, kNone };
-
-Field FieldNamed(absl::string_view name) {
-  static constexpr std::pair<absl::string_view, Field> kFields[] = {
-      {"type", kType},
-      {"tenant", kTenant},
-      {"id", kId},
-      {"idempotencyKey", kIdempotencyKey},
-      {"partitionKey", kPartitionKey},
-      {"attributes", kAttributes},
-      {"data", kData},
-  };
-  for (const auto& [known, field] : kFields) {
-    if (name == known) return field;
-  }
-  return kNone;
-}
 
 // Reads JSON text a token at a time. Each method returns false where the
 // text is not what it takes (invalid, or merely beyond this path's limits),
@@ -216,35 +199,51 @@ bool TakeAttributes(Scanner& scanner, std::map<std::string, std::string>& attrib
   return scanner.Take('}');
 }
 
-// Member `field` of the event, whose name the scanner has just taken.
-bool TakeMember(Field field, Scanner& scanner, Event& event, std::string& partition_key,
-                std::optional<absl::string_view>& data) {
-  if (field == kAttributes) return TakeAttributes(scanner, event.attributes);
-  absl::string_view value;
-  if (field == kData) {
-    if (!scanner.Value(value)) return false;
-    data = value;
-    return true;
-  }
-  if (!scanner.PlainString(value)) return false;
+// A string member's value, into the event (or its partition key).
+void TakeString(EventField field, absl::string_view value, Event& event,
+                std::string& partition_key) {
   switch (field) {
-    case kType:
+    case EventField::kType:
       event.type = std::string(value);
       break;
-    case kTenant:
+    case EventField::kTenant:
       event.tenant = std::string(value);
       break;
-    case kId:
+    case EventField::kId:
       event.id = std::string(value);
       break;
-    case kIdempotencyKey:
+    case EventField::kIdempotencyKey:
       if (!value.empty()) event.idempotency_key = std::string(value);
       break;
     default:
       partition_key = std::string(value);
       break;
   }
-  return true;
+}
+
+// Member `field` of the event, whose name the scanner has just taken;
+// false for a field this path leaves to the general parser.
+bool TakeMember(EventField field, Scanner& scanner, Event& event, std::string& partition_key,
+                std::optional<absl::string_view>& data) {
+  absl::string_view value;
+  switch (field) {
+    case EventField::kAttributes:
+      return TakeAttributes(scanner, event.attributes);
+    case EventField::kData:
+      if (!scanner.Value(value)) return false;
+      data = value;
+      return true;
+    case EventField::kType:
+    case EventField::kTenant:
+    case EventField::kId:
+    case EventField::kIdempotencyKey:
+    case EventField::kPartitionKey:
+      if (!scanner.PlainString(value)) return false;
+      TakeString(field, value, event, partition_key);
+      return true;
+    default:  // dataBase64, contentType, expectedLastSequence.
+      return false;
+  }
 }
 
 }  // namespace
@@ -260,10 +259,12 @@ std::optional<PublishBody> ParsePlainEvent(absl::string_view text) {
     do {
       absl::string_view name;
       if (!scanner.PlainString(name) || !scanner.Take(':')) return std::nullopt;
-      const Field field = FieldNamed(name);
-      if (field == kNone || (seen & (1u << field)) != 0) return std::nullopt;
-      seen |= 1u << field;
-      if (!TakeMember(field, scanner, event, partition_key, data)) return std::nullopt;
+      const std::optional<EventField> field = EventFieldNamed(name);
+      if (!field) return std::nullopt;
+      const uint32_t bit = 1u << static_cast<int>(*field);
+      if ((seen & bit) != 0) return std::nullopt;  // A repeated name.
+      seen |= bit;
+      if (!TakeMember(*field, scanner, event, partition_key, data)) return std::nullopt;
     } while (scanner.Take(','));
     if (!scanner.Take('}')) return std::nullopt;
   }

@@ -1,6 +1,6 @@
 #include "cmd/keel/server/publish_body.h"
 
-#include <algorithm>
+#include <array>
 
 #include <boost/json.hpp>
 
@@ -8,6 +8,7 @@
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "cmd/keel/client/raw_json.h"
+#include "cmd/keel/server/event_fields.h"
 #include "cmd/keel/server/json_codec.h"
 #include "cmd/keel/server/plain_event.h"
 #include "core/errors.h"
@@ -20,52 +21,40 @@ namespace {
 // The members of an event object, found in one pass over it (a lookup per
 // field searched the object ten times per event). Each is null when absent;
 // a JSON null is present here, and each field says what it makes of it.
-struct EventMembers {
-  const json::value* type = nullptr;
-  const json::value* data = nullptr;
-  const json::value* data_base64 = nullptr;
-  const json::value* content_type = nullptr;
-  const json::value* tenant = nullptr;
-  const json::value* attributes = nullptr;
-  const json::value* idempotency_key = nullptr;
-  const json::value* id = nullptr;
-  const json::value* partition_key = nullptr;
-  const json::value* expected_last_sequence = nullptr;
+class EventMembers {
+ public:
+  const json::value* operator[](EventField field) const {
+    return values_[static_cast<size_t>(field)];
+  }
+  void Set(EventField field, const json::value& value) {
+    values_[static_cast<size_t>(field)] = &value;
+  }
+
+ private:
+  std::array<const json::value*, kEventFieldCount> values_{};
 };
 
 // The members of `object` by name; kInvalidArgument names the first
 // unknown one.
 absl::StatusOr<EventMembers> FindMembers(const json::object& object, absl::string_view where) {
-  static constexpr std::pair<absl::string_view, const json::value* EventMembers::*> kKnown[] = {
-      {"type", &EventMembers::type},
-      {"data", &EventMembers::data},
-      {"dataBase64", &EventMembers::data_base64},
-      {"contentType", &EventMembers::content_type},
-      {"tenant", &EventMembers::tenant},
-      {"attributes", &EventMembers::attributes},
-      {"idempotencyKey", &EventMembers::idempotency_key},
-      {"id", &EventMembers::id},
-      {"partitionKey", &EventMembers::partition_key},
-      {"expectedLastSequence", &EventMembers::expected_last_sequence},
-  };
   EventMembers members;
   for (const auto& [key, value] : object) {
     const absl::string_view name(key.data(), key.size());
-    const auto* known = std::find_if(std::begin(kKnown), std::end(kKnown),
-                                     [name](const auto& entry) { return entry.first == name; });
-    if (known == std::end(kKnown)) {
-      return InvalidArgument(absl::StrCat(where, "unknown field '", name, "'"));
-    }
-    members.*(known->second) = &value;
+    const std::optional<EventField> field = EventFieldNamed(name);
+    if (!field) return InvalidArgument(absl::StrCat(where, "unknown field '", name, "'"));
+    members.Set(*field, value);
   }
   return members;
 }
 
 // An optional string field; "" when absent or null.
-absl::StatusOr<std::string> OptionalString(const json::value* value, absl::string_view key,
+absl::StatusOr<std::string> OptionalString(const EventMembers& members, EventField field,
                                            absl::string_view where) {
+  const json::value* value = members[field];
   if (value == nullptr || value->is_null()) return std::string();
-  if (!value->is_string()) return InvalidArgument(absl::StrCat(where, key, " must be a string"));
+  if (!value->is_string()) {
+    return InvalidArgument(absl::StrCat(where, EventFieldName(field), " must be a string"));
+  }
   return std::string(value->get_string());
 }
 
@@ -102,24 +91,24 @@ std::string DataText(const json::value& data, absl::string_view raw_event) {
 // `raw_event` is the event's own text (empty when unknown).
 absl::Status ParseData(const EventMembers& members, absl::string_view raw_event,
                        absl::string_view where, Event& event) {
-  if (members.data != nullptr && members.data_base64 != nullptr) {
+  if (members[EventField::kData] != nullptr && members[EventField::kDataBase64] != nullptr) {
     return InvalidArgument(absl::StrCat(where, "give either data or dataBase64, not both"));
   }
-  if (const json::value* base64 = members.data_base64) {
+  if (const json::value* base64 = members[EventField::kDataBase64]) {
     if (!base64->is_string() ||
         !absl::Base64Unescape(std::string(base64->get_string()), &event.payload)) {
       return InvalidArgument(absl::StrCat(where, "dataBase64 must be a base64 string"));
     }
     KEEL_ASSIGN_OR_RETURN(event.content_type,
-                          OptionalString(members.content_type, "contentType", where));
+                          OptionalString(members, EventField::kContentType, where));
     if (event.content_type.empty()) event.content_type = "application/octet-stream";
     return absl::OkStatus();
   }
   event.content_type = kJsonContentType;
-  if (members.data == nullptr) {
+  if (members[EventField::kData] == nullptr) {
     event.payload = "null";
   } else {
-    event.payload = DataText(*members.data, raw_event);
+    event.payload = DataText(*members[EventField::kData], raw_event);
   }
   return absl::OkStatus();
 }
@@ -138,17 +127,17 @@ absl::Status ParseEvent(const json::value& value, absl::string_view raw, size_t 
   if (!value.is_object()) return InvalidArgument(absl::StrCat(where, "an event must be an object"));
   KEEL_ASSIGN_OR_RETURN(const EventMembers members, FindMembers(value.get_object(), where));
   Event event;
-  KEEL_ASSIGN_OR_RETURN(event.type, OptionalString(members.type, "type", where));
-  KEEL_ASSIGN_OR_RETURN(event.tenant, OptionalString(members.tenant, "tenant", where));
-  KEEL_ASSIGN_OR_RETURN(event.id, OptionalString(members.id, "id", where));
+  KEEL_ASSIGN_OR_RETURN(event.type, OptionalString(members, EventField::kType, where));
+  KEEL_ASSIGN_OR_RETURN(event.tenant, OptionalString(members, EventField::kTenant, where));
+  KEEL_ASSIGN_OR_RETURN(event.id, OptionalString(members, EventField::kId, where));
   KEEL_ASSIGN_OR_RETURN(std::string key,
-                        OptionalString(members.idempotency_key, "idempotencyKey", where));
+                        OptionalString(members, EventField::kIdempotencyKey, where));
   if (!key.empty()) event.idempotency_key = std::move(key);
-  KEEL_RETURN_IF_ERROR(ParseAttributes(members.attributes, where, event));
+  KEEL_RETURN_IF_ERROR(ParseAttributes(members[EventField::kAttributes], where, event));
   KEEL_RETURN_IF_ERROR(ParseData(members, raw, where, event));
   KEEL_ASSIGN_OR_RETURN(std::string partition_key,
-                        OptionalString(members.partition_key, "partitionKey", where));
-  if (const json::value* expected = members.expected_last_sequence) {
+                        OptionalString(members, EventField::kPartitionKey, where));
+  if (const json::value* expected = members[EventField::kExpectedLastSequence]) {
     if (in_array) {
       return InvalidArgument(absl::StrCat(
           where, "expectedLastSequence applies to a whole publish: use the "

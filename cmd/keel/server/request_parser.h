@@ -30,12 +30,11 @@ namespace keel::server {
 
 class RequestParser : public boost::beast::http::basic_parser<true> {
  public:
-  // `request_line` receives "METHOD target" and `request` (cleared here) the
-  // request; both outlive the parser.
+  // `request_line` receives "METHOD target" and `request` the request; both
+  // outlive the parser. `request` comes empty: a session clears its request
+  // once it has answered it (HttpSession::TrimBuffers), not again here.
   RequestParser(std::string& request_line, HttpRequest& request)
-      : request_line_(request_line), request_(request) {
-    request_.Clear();
-  }
+      : request_line_(request_line), request_(request) {}
 
   // Once the request is read: decodes its target into the request's path,
   // segments and query. A malformed target is an InvalidArgument error.

@@ -5,12 +5,14 @@
 #include <thread>
 
 #include "absl/container/flat_hash_map.h"
+#include "absl/container/flat_hash_set.h"
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "core/driver_base.h"
 #include "core/errors.h"
 #include "core/status_macros.h"
 #include "drivers/durable/group_commit.h"
+#include "drivers/durable/head_checkpoints.h"
 #include "drivers/durable/key_layout.h"
 #include "drivers/durable/recovery.h"
 #include "drivers/durable/store_metadata.h"
@@ -36,6 +38,7 @@ class DurableBus final : public DriverBase {
         committer_(options.max_group_bytes,
                    [this](absl::Span<PendingAppend* const> group) { return Commit(group); }),
         heads_(recovered.heads),
+        checkpoints_(options.head_checkpoint_bytes),
         verifier_(*store_, format_, *context.logger, recovered.heads,
                   [this](absl::string_view stream, const Head& head) {
                     MutexLock lock(&heads_mu_);
@@ -75,6 +78,8 @@ class DurableBus final : public DriverBase {
   struct GroupState {
     WriteBatch batch;
     absl::flat_hash_map<absl::string_view, Head> heads;
+    // Streams of `heads` that had no head in the store: theirs is written.
+    absl::flat_hash_set<absl::string_view> new_streams;
     // Idempotency keys appended by this group: "<stream>\0<key>".
     absl::flat_hash_map<std::string, DedupeHit> keys;
     std::vector<PendingAppend*> appended;
@@ -96,6 +101,9 @@ class DurableBus final : public DriverBase {
   absl::Status PrepareOwned(OwnedAppend& owned);
   static absl::StatusOr<std::vector<Receipt>> Outcome(OwnedAppend& owned, absl::Status status);
   absl::Status Commit(absl::Span<PendingAppend* const> group);
+  // Puts the heads `state` must write; returns the streams it appended to
+  // without writing theirs.
+  std::vector<absl::string_view> StageHeads(GroupState& state, bool checkpoint);
   Head& StagedHead(GroupState& state, absl::string_view stream);
   absl::Status StageAppend(GroupState& state, PendingAppend& append);
   absl::Status StageMaintenance(GroupState& state, PendingAppend& append);
@@ -116,7 +124,8 @@ class DurableBus final : public DriverBase {
 
   mutable Mutex heads_mu_;
   absl::flat_hash_map<std::string, Head> heads_ ABSL_GUARDED_BY(heads_mu_);
-  durable::TailVerifier verifier_;  // After heads_: it installs repairs there.
+  durable::HeadCheckpoints checkpoints_;  // Committing thread only.
+  durable::TailVerifier verifier_;        // After heads_: it installs repairs there.
   // Publish time of each stream's last event, kept by the committer alone
   // (times stay non-decreasing per stream); loaded from the store on demand.
   absl::flat_hash_map<std::string, absl::Time> last_time_;
@@ -192,7 +201,11 @@ absl::StatusOr<std::vector<Receipt>> DurableBus::Outcome(OwnedAppend& owned, abs
 
 Head& DurableBus::StagedHead(GroupState& state, absl::string_view stream) {
   auto it = state.heads.find(stream);
-  if (it == state.heads.end()) it = state.heads.emplace(stream, CurrentHead(stream)).first;
+  if (it == state.heads.end()) {
+    it = state.heads.emplace(stream, CurrentHead(stream)).first;
+    // A stored head is written by a commit that appended, so its next is above 1.
+    if (it->second.next == 1) state.new_streams.insert(stream);
+  }
   return it->second;
 }
 
@@ -296,21 +309,23 @@ absl::Status DurableBus::Commit(absl::Span<PendingAppend* const> group) {
     if (member->events != nullptr) records += member->events->size() + 1;
   }
   state.batch.Reserve(records);
+  bool checkpoint = false;
   // Maintenance first: its deletions then precede this group's new records
   // in the batch, so a key collected and published again in one group stays.
   for (PendingAppend* member : group) {
+    checkpoint = checkpoint || member->checkpoint;
     if (member->trim != nullptr || member->collect != nullptr) {
       member->rejected = StageMaintenance(state, *member);
     }
   }
   for (PendingAppend* member : group) {
-    if (member->trim != nullptr || member->collect != nullptr) continue;
+    if (member->events == nullptr) continue;
     member->rejected = StageAppend(state, *member);
     if (member->rejected.ok()) state.appended.push_back(member);
   }
-  for (const auto& [stream, head] : state.heads) {
-    state.batch.Put(durable::HeadKey(stream), EncodeHead(head));
-  }
+  const uint64_t batch_bytes = state.batch.ApproximateBytes();
+  checkpoint = checkpoint || checkpoints_.Due(batch_bytes);
+  const std::vector<absl::string_view> unwritten = StageHeads(state, checkpoint);
 
   const absl::Time start = absl::Now();
   absl::Status status = store_->Write(state.batch, WriteOptions{.sync = SyncThisWrite()});
@@ -322,6 +337,7 @@ absl::Status DurableBus::Commit(absl::Span<PendingAppend* const> group) {
     last_time_.clear();  // Times staged above were never stored.
     return status;
   }
+  checkpoints_.Committed(checkpoint, unwritten, batch_bytes);
   {
     MutexLock lock(&heads_mu_);
     for (const auto& [stream, head] : state.heads) heads_[stream] = head;
@@ -331,6 +347,23 @@ absl::Status DurableBus::Commit(absl::Span<PendingAppend* const> group) {
     fanout().Deliver(append->stream, *append->events);
   }
   return absl::OkStatus();
+}
+
+std::vector<absl::string_view> DurableBus::StageHeads(GroupState& state, bool checkpoint) {
+  std::vector<absl::string_view> unwritten;
+  for (const auto& [stream, head] : state.heads) {
+    if (checkpoint || state.new_streams.contains(stream)) {
+      state.batch.Put(durable::HeadKey(stream), EncodeHead(head));
+    } else {
+      unwritten.push_back(stream);
+    }
+  }
+  if (!checkpoint) return unwritten;
+  for (const std::string& stream : checkpoints_.lagging()) {
+    if (state.heads.contains(stream)) continue;
+    state.batch.Put(durable::HeadKey(stream), EncodeHead(CurrentHead(stream)));
+  }
+  return unwritten;
 }
 
 bool DurableBus::SyncThisWrite() {
@@ -426,6 +459,13 @@ absl::StatusOr<std::vector<StreamInfo>> DurableBus::ListStreams(absl::string_vie
   std::sort(infos.begin(), infos.end(),
             [](const StreamInfo& a, const StreamInfo& b) { return a.stream < b.stream; });
   if (infos.size() > limit) infos.resize(limit);
+  // A head read at open may lag its entries until its stream is verified
+  // (after a crash, by up to a head checkpoint); verify what is listed. Once
+  // every stream is verified this is one atomic load each. A stream that
+  // fails verification is listed as read: its own operations report that.
+  for (StreamInfo& info : infos) {
+    if (verifier_.Ensure(info.stream).ok()) info = InfoOf(info.stream, CurrentHead(info.stream));
+  }
   return infos;
 }
 
@@ -506,9 +546,12 @@ absl::Status DurableBus::OnClose() {
     stopping_ = true;
   }
   if (syncer_.joinable()) syncer_.join();
-  absl::Status status;
+  // Every head written, so that the next open reads no entries to catch one up.
+  PendingAppend checkpoint;
+  checkpoint.checkpoint = true;
+  absl::Status status = committer_.Submit(checkpoint);
   if (options_.sync != SyncMode::kAlways) {
-    status = store_->Write(WriteBatch(), WriteOptions{.sync = true});  // Flush before exit.
+    status.Update(store_->Write(WriteBatch(), WriteOptions{.sync = true}));  // Flush before exit.
   }
   if (options_.close_store) status.Update(store_->Close());
   return status;
@@ -533,6 +576,8 @@ absl::StatusOr<DurableOptions> DurableOptionsFromConfig(const Config& config) {
                         config.GetDuration("sync_interval", options.sync_interval));
   KEEL_ASSIGN_OR_RETURN(options.max_group_bytes,
                         config.GetUint("max_group_bytes", options.max_group_bytes, 1));
+  KEEL_ASSIGN_OR_RETURN(options.head_checkpoint_bytes,
+                        config.GetUint("head_checkpoint_bytes", options.head_checkpoint_bytes, 0));
   return options;
 }
 

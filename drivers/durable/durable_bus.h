@@ -1,19 +1,19 @@
 // The `durable` driver: events persisted in a StateStore (LevelDB by default).
 //
 // Each event is one immutable entry record; each stream has one small head
-// record; both are written in one atomic batch (format:
-// rfcs/0003-durable-layout.md). A publish returns only after its batch is in
-// the store — and, with SyncMode::kAlways, on disk — and subscribers see an
-// event only after that. Concurrent publishes are group-committed: one store
+// record, written with its first events and then at head checkpoints, never
+// ahead of the entries (format: rfcs/0003-durable-layout.md). A publish
+// returns only after its batch is in the store — and, with SyncMode::kAlways,
+// on disk — and subscribers see an event only after that. Concurrent publishes are group-committed: one store
 // write (and one fsync) for many publishers, with no added latency for a
 // lone publisher. A failed write consumes no sequence number.
 //
 // Opening recovers the sequence counters from the head records alone
 // (O(streams), nothing read from the entries). Each stream's head is then
-// checked against its last entry lazily — before the first publish, replay
-// or bounds of that stream, or earlier by a background sweep — repairing a
-// head that lags its entries and failing that stream's operations with
-// kDataLoss, naming the key, when a record does not decode
+// checked against its last entry lazily — before the first publish, replay,
+// bounds or listing of that stream, or earlier by a background sweep —
+// catching up a head that lags its entries and failing that stream's
+// operations with kDataLoss, naming the key, when a record does not decode
 // (drivers/durable/tail_verifier.h).
 //
 // Thread safety: fully thread-safe.
@@ -41,14 +41,19 @@ struct DurableOptions {
   SyncMode sync = SyncMode::kAlways;
   absl::Duration sync_interval = absl::Milliseconds(100);
   size_t max_group_bytes = 4 << 20;  // Upper bound of one group commit.
+  // A commit writes the heads of new streams only, until this many bytes
+  // have been committed since the last head checkpoint; then every head that
+  // lags (and Close() writes them all). Bounds what recovery reads after a
+  // crash to catch heads up; 0 writes every touched head in every commit.
+  uint64_t head_checkpoint_bytes = 64 << 20;
   bool close_store = true;           // Close() also closes the store.
   // Verify every stream's tail in a background thread after open; when
   // false, a stream is verified only by the first operation on it.
   bool verify_in_background = true;
 };
 
-// Parses "sync" (always|interval|none), "sync_interval" and
-// "max_group_bytes" from `config`.
+// Parses "sync" (always|interval|none), "sync_interval", "max_group_bytes"
+// and "head_checkpoint_bytes" from `config`.
 absl::StatusOr<DurableOptions> DurableOptionsFromConfig(const Config& config);
 
 // Opens a durable bus over `store`, recovering its state.

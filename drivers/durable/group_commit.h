@@ -77,6 +77,7 @@ struct PendingAppend {
   const TrimPlan* trim = nullptr;           // Apply this plan to `stream`.
   DedupeCollection* collect = nullptr;      // Collect expired idempotency keys.
   size_t collect_budget = 0;
+  bool checkpoint = false;                  // Write every head that lags (Close).
 
   // Set by the commit function when this member alone is refused (conflict,
   // a trim that lost a race); the member then wrote nothing.

@@ -74,10 +74,10 @@ TEST_F(TailVerificationTest, LaggingHeadIsRepairedOnFirstPublish) {
   Populate({"orders"}, 3);
   AddOrphanEntries();
   ASSERT_OK_AND_ASSIGN(auto bus, Open(/*sweep=*/false));
-  EXPECT_FALSE(logger_->Contains(LogLevel::kWarn, "repaired"));
+  EXPECT_FALSE(logger_->Contains(LogLevel::kInfo, "caught up"));
   ASSERT_OK_AND_ASSIGN(Receipt next, bus->Publish(NewEvent("orders", 5)));
   EXPECT_EQ(next.sequence, 6u);
-  EXPECT_TRUE(logger_->Contains(LogLevel::kWarn, "repaired lagging head of stream 'orders'"));
+  EXPECT_TRUE(logger_->Contains(LogLevel::kInfo, "caught up the head of stream 'orders'"));
   ASSERT_OK_AND_ASSIGN(std::vector<Event> all, ReadAll(*bus, "orders"));
   EXPECT_THAT(Sequences(all), ElementsAreArray(Range(1, 6)));
 }
@@ -96,7 +96,7 @@ TEST_F(TailVerificationTest, SweepRepairsLaggingHeadInTheStore) {
   Populate({"orders"}, 3);
   AddOrphanEntries();
   ASSERT_OK_AND_ASSIGN(auto bus, Open(/*sweep=*/true));
-  AwaitLog(LogLevel::kWarn, "repaired lagging head of stream 'orders'");
+  AwaitLog(LogLevel::kInfo, "caught up the head of stream 'orders'");
   ASSERT_OK_AND_ASSIGN(std::string value, store_->Get(durable::HeadKey("orders")));
   ASSERT_OK_AND_ASSIGN(durable::Head head, durable::DecodeHead(value));
   EXPECT_EQ(head.next, 6u);

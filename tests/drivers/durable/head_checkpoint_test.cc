@@ -1,0 +1,130 @@
+// Heads are written with a stream's first events, at head checkpoints and on
+// Close, not in every commit (rfcs/0003-durable-layout.md, "Head
+// checkpoints"); after a crash the heads that lag are caught up from the
+// entries, so nothing a reader sees changes.
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include "core/config.h"
+#include "core/logger.h"
+#include "drivers/durable/key_layout.h"
+#include "statestore/fault_injecting_store.h"
+#include "statestore/memory/memory_store.h"
+#include "tests/drivers/durable/durable_test_util.h"
+#include "tests/testing/status_matchers.h"
+
+namespace keel::testing {
+namespace {
+
+using ::testing::ElementsAreArray;
+
+class HeadCheckpointTest : public ::testing::Test {
+ protected:
+  // Without the background sweep, so a stream is verified by what touches it.
+  absl::StatusOr<std::unique_ptr<EventBus>> Open(uint64_t checkpoint_bytes = 64 << 20) {
+    DriverContext context;
+    context.logger = logger_;
+    DurableOptions options = Options();
+    options.head_checkpoint_bytes = checkpoint_bytes;
+    options.verify_in_background = false;
+    return OpenDurableBus(store_, options, context);
+  }
+
+  // The head as stored, which may lag what the bus reports.
+  uint64_t StoredNext(absl::string_view stream) {
+    absl::StatusOr<std::string> value = store_->Get(durable::HeadKey(stream));
+    if (!value.ok()) return 0;
+    absl::StatusOr<durable::Head> head = durable::DecodeHead(*value);
+    return head.ok() ? head->next : 0;
+  }
+
+  // Power loss with `bus` still open: nothing it does afterwards reaches the
+  // store (not even Close()'s checkpoint).
+  void Crash(std::unique_ptr<EventBus> bus) {
+    ASSERT_OK(store_->SimulateCrash());
+    ASSERT_OK(store_->Close());
+    bus.reset();
+    store_->Reopen();
+  }
+
+  static Event Sized(absl::string_view stream, size_t payload_bytes) {
+    Event event = NewEvent(stream, 0);
+    event.payload = std::string(payload_bytes, 'x');
+    return event;
+  }
+
+  std::shared_ptr<FaultInjectingStore> store_ =
+      std::make_shared<FaultInjectingStore>(std::make_unique<MemoryStore>());
+  std::shared_ptr<CapturingLogger> logger_ = std::make_shared<CapturingLogger>();
+};
+
+TEST_F(HeadCheckpointTest, AfterACrashListingAndBoundsReportEveryEvent) {
+  std::vector<StreamInfo> before;
+  {
+    ASSERT_OK_AND_ASSIGN(auto bus, Open());
+    for (int i = 0; i < 10; ++i) ASSERT_OK(bus->Publish(NewEvent("a", i)));
+    std::vector<Event> batch = {NewEvent("b", 0), NewEvent("b", 1), NewEvent("b", 2)};
+    ASSERT_OK(bus->PublishBatch("b", batch));
+    ASSERT_OK(bus->PublishBatch("b", batch));
+    ASSERT_OK_AND_ASSIGN(before, bus->replayer()->ListStreams("", 10));
+    EXPECT_EQ(StoredNext("a"), 2u);  // Written with the first event only.
+    EXPECT_EQ(StoredNext("b"), 4u);
+    Crash(std::move(bus));
+  }
+  ASSERT_OK_AND_ASSIGN(auto bus, Open());
+  ASSERT_OK_AND_ASSIGN(std::vector<StreamInfo> after, bus->replayer()->ListStreams("", 10));
+  ASSERT_EQ(after.size(), 2u);
+  for (size_t i = 0; i < after.size(); ++i) {
+    EXPECT_EQ(after[i].last_sequence, before[i].last_sequence) << after[i].stream;
+    EXPECT_EQ(after[i].count, before[i].count) << after[i].stream;
+    EXPECT_EQ(after[i].bytes, before[i].bytes) << after[i].stream;
+    EXPECT_EQ(after[i].oldest_time, before[i].oldest_time) << after[i].stream;
+  }
+  EXPECT_TRUE(logger_->Contains(LogLevel::kInfo, "caught up the head of stream 'a'"));
+  ASSERT_OK_AND_ASSIGN(Receipt next, bus->Publish(NewEvent("a", 10)));
+  EXPECT_EQ(next.sequence, 11u);
+  ASSERT_OK_AND_ASSIGN(std::vector<Event> all, ReadAll(*bus, "b"));
+  EXPECT_THAT(Sequences(all), ElementsAreArray(Range(1, 6)));
+}
+
+TEST_F(HeadCheckpointTest, ACheckpointWritesEveryLaggingHead) {
+  ASSERT_OK_AND_ASSIGN(auto bus, Open(/*checkpoint_bytes=*/4096));
+  for (int i = 0; i < 3; ++i) {  // Far below 4 KiB in all.
+    ASSERT_OK(bus->Publish(NewEvent("a", i)));
+    ASSERT_OK(bus->Publish(NewEvent("b", i)));
+  }
+  EXPECT_EQ(StoredNext("a"), 2u);
+  EXPECT_EQ(StoredNext("b"), 2u);
+  ASSERT_OK(bus->Publish(Sized("c", 4096)));  // Reaches the checkpoint.
+  EXPECT_EQ(StoredNext("a"), 4u);
+  EXPECT_EQ(StoredNext("b"), 4u);
+  EXPECT_EQ(StoredNext("c"), 2u);
+  ASSERT_OK(bus->Publish(NewEvent("a", 3)));  // A new interval begins.
+  EXPECT_EQ(StoredNext("a"), 4u);
+}
+
+TEST_F(HeadCheckpointTest, CloseWritesEveryHead) {
+  {
+    ASSERT_OK_AND_ASSIGN(auto bus, Open());
+    for (int i = 0; i < 3; ++i) ASSERT_OK(bus->Publish(NewEvent("a", i)));
+    ASSERT_OK(bus->Close());
+  }
+  store_->Reopen();
+  EXPECT_EQ(StoredNext("a"), 4u);
+  ASSERT_OK_AND_ASSIGN(auto bus, Open());
+  ASSERT_OK_AND_ASSIGN(StreamInfo info, bus->replayer()->Bounds("a"));
+  EXPECT_EQ(info.last_sequence, 3u);
+  EXPECT_FALSE(logger_->Contains(LogLevel::kInfo, "caught up"));
+}
+
+TEST_F(HeadCheckpointTest, ZeroWritesEveryHeadInEveryCommit) {
+  Config config;
+  config.Set("head_checkpoint_bytes", "0");
+  ASSERT_OK_AND_ASSIGN(DurableOptions options, DurableOptionsFromConfig(config));
+  ASSERT_OK_AND_ASSIGN(auto bus, Open(options.head_checkpoint_bytes));
+  for (int i = 0; i < 3; ++i) ASSERT_OK(bus->Publish(NewEvent("a", i)));
+  EXPECT_EQ(StoredNext("a"), 4u);
+}
+
+}  // namespace
+}  // namespace keel::testing

@@ -101,10 +101,15 @@ class DurableBus final : public DriverBase {
   absl::Status PrepareOwned(OwnedAppend& owned);
   static absl::StatusOr<std::vector<Receipt>> Outcome(OwnedAppend& owned, absl::Status status);
   absl::Status Commit(absl::Span<PendingAppend* const> group);
-  // Puts the heads `state` must write; returns the streams it appended to
-  // without writing theirs.
+  // Puts the heads `state` must write; returns the group's streams whose
+  // heads it leaves unwritten (they lag from now on).
   std::vector<absl::string_view> StageHeads(GroupState& state, bool checkpoint);
-  Head& StagedHead(GroupState& state, absl::string_view stream);
+  // The group's store write, after a synced barrier when it is a checkpoint.
+  absl::Status WriteGroup(const GroupState& state, bool checkpoint);
+  // The stream's head as this group has it so far. A stream the store had
+  // no head for is checked for entries first (AdoptHeadless).
+  absl::StatusOr<Head*> StagedHead(GroupState& state, absl::string_view stream);
+  absl::Status AdoptHeadless(absl::string_view stream, Head& head);
   absl::Status StageAppend(GroupState& state, PendingAppend& append);
   absl::Status StageMaintenance(GroupState& state, PendingAppend& append);
   absl::StatusOr<absl::Time> LastTime(absl::string_view stream, const Head& head);
@@ -199,14 +204,36 @@ absl::StatusOr<std::vector<Receipt>> DurableBus::Outcome(OwnedAppend& owned, abs
   return std::move(owned.receipts);
 }
 
-Head& DurableBus::StagedHead(GroupState& state, absl::string_view stream) {
+absl::StatusOr<Head*> DurableBus::StagedHead(GroupState& state, absl::string_view stream) {
   auto it = state.heads.find(stream);
-  if (it == state.heads.end()) {
-    it = state.heads.emplace(stream, CurrentHead(stream)).first;
-    // A stored head is written by a commit that appended, so its next is above 1.
-    if (it->second.next == 1) state.new_streams.insert(stream);
+  if (it != state.heads.end()) return &it->second;
+  Head head = CurrentHead(stream);
+  // A stored head is written by a commit that appended, so its next is above 1.
+  const bool headless = head.next == 1;
+  if (headless) KEEL_RETURN_IF_ERROR(AdoptHeadless(stream, head));
+  it = state.heads.emplace(stream, head).first;
+  if (headless) state.new_streams.insert(stream);
+  return &it->second;
+}
+
+// A stream's first commit writes its head; later ones do not, until a
+// checkpoint. Should a crash lose that first commit but keep a later one
+// (LevelDB drops a damaged log block and reads on; nothing orders unsynced
+// blocks), entries would be left with no head: recovery would not see the
+// stream, and its sequences would start again at 1 over them. So before its
+// first commit in this process a stream with no head is looked up in the
+// store once, and entries found there are taken in, as a lagging head is
+// caught up (VerifyTail).
+absl::Status DurableBus::AdoptHeadless(absl::string_view stream, Head& head) {
+  const uint64_t next = head.next;
+  KEEL_ASSIGN_OR_RETURN(bool found, durable::VerifyTail(*store_, format_, stream, head));
+  if (found) {
+    context().logger->Warn(absl::StrCat("durable: stream '", stream,
+                                        "' had entries but no head record (a crash lost its "
+                                        "first write); next sequence ",
+                                        next, " -> ", head.next));
   }
-  return it->second;
+  return absl::OkStatus();
 }
 
 absl::StatusOr<absl::Time> DurableBus::LastTime(absl::string_view stream, const Head& head) {
@@ -234,7 +261,8 @@ absl::Status DurableBus::StageAppend(GroupState& state, PendingAppend& append) {
   KEEL_RETURN_IF_ERROR(verifier_.Ensure(append.stream));
   std::vector<Event>& events = *append.events;
   const AppendRequest& request = *append.request;
-  Head& head = StagedHead(state, append.stream);
+  KEEL_ASSIGN_OR_RETURN(Head * staged, StagedHead(state, append.stream));
+  Head& head = *staged;
   const absl::Time now = context().clock->Now();
   absl::Status lookup_error;
   auto lookup = [&](absl::string_view key) -> std::optional<DedupeHit> {
@@ -288,8 +316,8 @@ absl::Status DurableBus::StageAppend(GroupState& state, PendingAppend& append) {
 
 absl::Status DurableBus::StageMaintenance(GroupState& state, PendingAppend& append) {
   if (append.trim != nullptr) {
-    return durable::ApplyTrim(*store_, format_, state.batch, append.stream, *append.trim,
-                              StagedHead(state, append.stream));
+    KEEL_ASSIGN_OR_RETURN(Head * head, StagedHead(state, append.stream));
+    return durable::ApplyTrim(*store_, format_, state.batch, append.stream, *append.trim, *head);
   }
   KEEL_ASSIGN_OR_RETURN(*append.collect,
                         durable::CollectExpiredKeys(*store_, state.batch,
@@ -326,22 +354,20 @@ absl::Status DurableBus::Commit(absl::Span<PendingAppend* const> group) {
   const uint64_t batch_bytes = state.batch.ApproximateBytes();
   checkpoint = checkpoint || checkpoints_.Due(batch_bytes);
   const std::vector<absl::string_view> unwritten = StageHeads(state, checkpoint);
-
-  const absl::Time start = absl::Now();
-  absl::Status status = store_->Write(state.batch, WriteOptions{.sync = SyncThisWrite()});
-  if (context().on_store_write) context().on_store_write(absl::Now() - start);
-  if (!status.ok()) {
+  if (absl::Status status = WriteGroup(state, checkpoint); !status.ok()) {
     for (PendingAppend* append : state.appended) {
       for (Event& event : *append->events) event.sequence = 0;
     }
     last_time_.clear();  // Times staged above were never stored.
     return status;
   }
-  checkpoints_.Committed(checkpoint, unwritten, batch_bytes);
   {
     MutexLock lock(&heads_mu_);
-    for (const auto& [stream, head] : state.heads) heads_[stream] = head;
+    for (const auto& [stream, head] : state.heads) {
+      if (head.next > 1) heads_[stream] = head;  // Else, as before: no stream.
+    }
   }
+  checkpoints_.Committed(checkpoint, unwritten, batch_bytes);
   // Still the only committer: deliveries leave in sequence order per stream.
   for (PendingAppend* append : state.appended) {
     fanout().Deliver(append->stream, *append->events);
@@ -349,9 +375,24 @@ absl::Status DurableBus::Commit(absl::Span<PendingAppend* const> group) {
   return absl::OkStatus();
 }
 
+absl::Status DurableBus::WriteGroup(const GroupState& state, bool checkpoint) {
+  if (state.batch.size() == 0) return absl::OkStatus();  // Nothing staged, nothing to sync.
+  if (checkpoint && options_.sync != SyncMode::kAlways) {
+    // The heads a checkpoint writes account for entries of earlier, unsynced
+    // writes. Those reach the disk first: LevelDB may keep a later log block
+    // and lose an earlier one, and a head must never outlive its entries.
+    KEEL_RETURN_IF_ERROR(store_->Write(WriteBatch(), WriteOptions{.sync = true}));
+  }
+  const absl::Time start = absl::Now();
+  absl::Status status = store_->Write(state.batch, WriteOptions{.sync = SyncThisWrite()});
+  if (context().on_store_write) context().on_store_write(absl::Now() - start);
+  return status;
+}
+
 std::vector<absl::string_view> DurableBus::StageHeads(GroupState& state, bool checkpoint) {
   std::vector<absl::string_view> unwritten;
   for (const auto& [stream, head] : state.heads) {
+    if (head.next == 1) continue;  // Nothing appended (a refused first publish).
     if (checkpoint || state.new_streams.contains(stream)) {
       state.batch.Put(durable::HeadKey(stream), EncodeHead(head));
     } else {

@@ -4,9 +4,10 @@
 // record, written with its first events and then at head checkpoints, never
 // ahead of the entries (format: rfcs/0003-durable-layout.md). A publish
 // returns only after its batch is in the store — and, with SyncMode::kAlways,
-// on disk — and subscribers see an event only after that. Concurrent publishes are group-committed: one store
-// write (and one fsync) for many publishers, with no added latency for a
-// lone publisher. A failed write consumes no sequence number.
+// on disk — and subscribers see an event only after that. Concurrent
+// publishes are group-committed: one store write (and one fsync) for many
+// publishers, with no added latency for a lone publisher. A failed write
+// consumes no sequence number.
 //
 // Opening recovers the sequence counters from the head records alone
 // (O(streams), nothing read from the entries). Each stream's head is then

@@ -2,7 +2,8 @@
 //
 // Options: "store" names the StateStore (leveldb, memory, ...); options
 // prefixed "store." go to the store without the prefix (e.g. store.path);
-// "sync", "sync_interval", "max_group_bytes" (DurableOptionsFromConfig);
+// "sync", "sync_interval", "max_group_bytes", "head_checkpoint_bytes"
+// (DurableOptionsFromConfig);
 // "max_events_per_stream"/"max_bytes_per_stream" size the memory ring used
 // in degraded mode. Without "store" the driver degrades loudly: it logs a
 // warning, publishes a `runtime.warning` event to stream `keel.runtime`, and
@@ -52,7 +53,7 @@ class DurableDriverFactory : public DriverFactory {
   absl::string_view name() const override { return "durable"; }
   absl::string_view description() const override {
     return "events persisted through a StateStore (options: store, store.*, sync, "
-           "sync_interval, max_group_bytes)";
+           "sync_interval, max_group_bytes, head_checkpoint_bytes)";
   }
   absl::StatusOr<std::unique_ptr<EventBus>> Create(const Config& config,
                                                    const DriverContext& context) const override {

@@ -4,11 +4,12 @@
 // Open used to check every head (one seek per stream); that is what made
 // opening grow with the store's size (rfcs/0003-durable-layout.md,
 // "Recovery on open"). Now a stream is verified by whichever comes first:
-// the first operation that touches it (Ensure, called by publish, replay and
-// bounds before they read the stream's head), or a background sweep over
-// every stream not yet verified. The rules are VerifyTail's: a lagging head
-// is repaired (a synced write, then installed in the bus) and logged; a
-// corrupt tail makes the stream fail every later operation with the same
+// the first operation that touches it (Ensure, called by publish, replay,
+// bounds, listing and trims before they read the stream's head), or a
+// background sweep over every stream not yet verified. The rules are
+// VerifyTail's: a lagging head (the usual state after a crash: heads are
+// written at checkpoints) is caught up (a synced write, then installed in
+// the bus) and logged; a corrupt tail makes the stream fail every later operation with the same
 // kDataLoss, naming the key, and is logged as an error.
 //
 // Streams that were not in the store at open need no verification.

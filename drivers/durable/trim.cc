@@ -39,23 +39,27 @@ absl::Status ApplyTrim(StateStore& store, StoreFormat format, WriteBatch& batch,
   if (head.first != plan.from) {
     return absl::AbortedError(absl::StrCat("stream '", stream, "' was trimmed concurrently"));
   }
-  for (uint64_t seq = plan.from; seq < plan.new_first; ++seq) batch.Delete(EntryKey(stream, seq));
-  head.first = plan.new_first;
-  head.bytes -= std::min(head.bytes, plan.bytes);
-  head.oldest_time = plan.new_oldest;
-  if (head.count() > 0 && plan.new_oldest == absl::InfinitePast()) {
+  // Into a copy, staged only once nothing can fail: a refused trim must
+  // leave the group's batch and head as they were.
+  Head trimmed = head;
+  trimmed.first = plan.new_first;
+  trimmed.bytes -= std::min(trimmed.bytes, plan.bytes);
+  trimmed.oldest_time = plan.new_oldest;
+  if (trimmed.count() > 0 && plan.new_oldest == absl::InfinitePast()) {
     // The plan emptied the stream as it was, but events were published since:
     // the oldest is now the first of those (already in the store).
-    const std::string key = EntryKey(stream, head.first);
+    const std::string key = EntryKey(stream, trimmed.first);
     KEEL_ASSIGN_OR_RETURN(std::string value, store.Get(key));
-    absl::StatusOr<Event> event = DecodeEntry(stream, head.first, value, format);
+    absl::StatusOr<Event> event = DecodeEntry(stream, trimmed.first, value, format);
     if (!event.ok()) {
       return absl::DataLossError(
           absl::StrCat("key ", PrintableKey(key), ": ", event.status().message()));
     }
-    head.oldest_time = event->time;
+    trimmed.oldest_time = event->time;
   }
-  batch.Put(HeadKey(stream), EncodeHead(head));
+  for (uint64_t seq = plan.from; seq < plan.new_first; ++seq) batch.Delete(EntryKey(stream, seq));
+  batch.Put(HeadKey(stream), EncodeHead(trimmed));
+  head = trimmed;
   return absl::OkStatus();
 }
 

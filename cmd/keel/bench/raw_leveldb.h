@@ -1,6 +1,6 @@
 // RawLevelDb: a LevelDB database opened directly, with the options the
 // "leveldb" StateStore uses by default (statestore/leveldb/leveldb_store.cc:
-// 4 MiB write buffer, 8 MiB block cache, 10-bit Bloom filter, snappy), so
+// its default write buffer and block cache, 10-bit Bloom filter, snappy), so
 // that a raw baseline and the durable driver differ only in Keel's layers.
 //
 // Used only by `keel bench storage` for its baselines and to generate large

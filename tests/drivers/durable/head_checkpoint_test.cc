@@ -126,5 +126,52 @@ TEST_F(HeadCheckpointTest, ZeroWritesEveryHeadInEveryCommit) {
   EXPECT_EQ(StoredNext("a"), 4u);
 }
 
+TEST_F(HeadCheckpointTest, ACheckpointWithoutSyncFirstSyncsTheEntriesItAccountsFor) {
+  DriverContext context;
+  context.logger = logger_;
+  DurableOptions options = Options(SyncMode::kNone);
+  options.head_checkpoint_bytes = 4096;
+  ASSERT_OK_AND_ASSIGN(auto bus, OpenDurableBus(store_, options, context));
+  for (int i = 0; i < 3; ++i) ASSERT_OK(bus->Publish(NewEvent("a", i)));
+  const uint64_t synced = store_->synced_writes();
+  ASSERT_OK(bus->Publish(Sized("c", 4096)));  // A checkpoint: a's head is written.
+  EXPECT_EQ(StoredNext("a"), 4u);
+  EXPECT_EQ(store_->synced_writes(), synced + 1);
+}
+
+// A crash that kept a stream's later entries but lost the first write, the
+// one with its head (LevelDB may lose an earlier unsynced log block and keep
+// a later one): the next publish continues after those entries.
+TEST_F(HeadCheckpointTest, EntriesWithoutAHeadAreTakenInByTheFirstPublish) {
+  WriteBatch orphans;
+  for (uint64_t seq : {4, 5}) {
+    Event event = NewEvent("fresh", static_cast<int>(seq));
+    event.time = absl::Now();
+    orphans.Put(durable::EntryKey("fresh", seq), durable::EncodeEntry(event));
+  }
+  ASSERT_OK(store_->Write(orphans, WriteOptions{.sync = true}));
+  ASSERT_OK_AND_ASSIGN(auto bus, Open());
+  ASSERT_OK_AND_ASSIGN(Receipt next, bus->Publish(NewEvent("fresh", 6)));
+  EXPECT_EQ(next.sequence, 6u);
+  EXPECT_TRUE(logger_->Contains(LogLevel::kWarn, "stream 'fresh' had entries but no head"));
+  ASSERT_OK_AND_ASSIGN(std::vector<Event> all, ReadAll(*bus, "fresh"));
+  EXPECT_THAT(Sequences(all), ElementsAreArray(Range(4, 6)));
+  EXPECT_EQ(StoredNext("fresh"), 7u);
+}
+
+TEST_F(HeadCheckpointTest, ARefusedFirstPublishLeavesNoStream) {
+  {
+    ASSERT_OK_AND_ASSIGN(auto bus, Open());
+    PublishOptions options;
+    options.expected_last_sequence = 5;
+    EXPECT_FALSE(bus->PublishBatch("ghost", {NewEvent("ghost", 0)}, options).ok());
+    ASSERT_OK_AND_ASSIGN(std::vector<StreamInfo> listed, bus->replayer()->ListStreams("", 10));
+    EXPECT_TRUE(listed.empty());
+    ASSERT_OK(bus->Close());
+  }
+  store_->Reopen();
+  EXPECT_EQ(StoredNext("ghost"), 0u);  // No head record.
+}
+
 }  // namespace
 }  // namespace keel::testing

@@ -46,7 +46,7 @@ struct DurableOptions {
   // have been committed since the last head checkpoint; then every head that
   // lags (and Close() writes them all). Bounds what recovery reads after a
   // crash to catch heads up; 0 writes every touched head in every commit.
-  uint64_t head_checkpoint_bytes = 64 << 20;
+  uint64_t head_checkpoint_bytes = uint64_t{1} << 30;
   bool close_store = true;           // Close() also closes the store.
   // Verify every stream's tail in a background thread after open; when
   // false, a stream is verified only by the first operation on it.

@@ -80,6 +80,10 @@ class DurableBus final : public DriverBase {
     absl::flat_hash_map<absl::string_view, Head> heads;
     // Streams of `heads` that had no head in the store: theirs is written.
     absl::flat_hash_set<absl::string_view> new_streams;
+    // A head is staged whose stream has no entry in this batch (a trim, or a
+    // checkpoint of a stream the group did not append to): it accounts for
+    // entries of earlier writes, which must be on disk first.
+    bool needs_barrier = false;
     // Idempotency keys appended by this group: "<stream>\0<key>".
     absl::flat_hash_map<std::string, DedupeHit> keys;
     std::vector<PendingAppend*> appended;
@@ -104,8 +108,8 @@ class DurableBus final : public DriverBase {
   // Puts the heads `state` must write; returns the group's streams whose
   // heads it leaves unwritten (they lag from now on).
   std::vector<absl::string_view> StageHeads(GroupState& state, bool checkpoint);
-  // The group's store write, after a synced barrier when it is a checkpoint.
-  absl::Status WriteGroup(const GroupState& state, bool checkpoint);
+  // The group's store write, after a synced barrier when `needs_barrier`.
+  absl::Status WriteGroup(const GroupState& state);
   // The stream's head as this group has it so far. A stream the store had
   // no head for is checked for entries first (AdoptHeadless).
   absl::StatusOr<Head*> StagedHead(GroupState& state, absl::string_view stream);
@@ -317,7 +321,10 @@ absl::Status DurableBus::StageAppend(GroupState& state, PendingAppend& append) {
 absl::Status DurableBus::StageMaintenance(GroupState& state, PendingAppend& append) {
   if (append.trim != nullptr) {
     KEEL_ASSIGN_OR_RETURN(Head * head, StagedHead(state, append.stream));
-    return durable::ApplyTrim(*store_, format_, state.batch, append.stream, *append.trim, *head);
+    KEEL_RETURN_IF_ERROR(
+        durable::ApplyTrim(*store_, format_, state.batch, append.stream, *append.trim, *head));
+    state.needs_barrier = true;
+    return absl::OkStatus();
   }
   KEEL_ASSIGN_OR_RETURN(*append.collect,
                         durable::CollectExpiredKeys(*store_, state.batch,
@@ -354,7 +361,7 @@ absl::Status DurableBus::Commit(absl::Span<PendingAppend* const> group) {
   const uint64_t batch_bytes = state.batch.ApproximateBytes();
   checkpoint = checkpoint || checkpoints_.Due(batch_bytes);
   const std::vector<absl::string_view> unwritten = StageHeads(state, checkpoint);
-  if (absl::Status status = WriteGroup(state, checkpoint); !status.ok()) {
+  if (absl::Status status = WriteGroup(state); !status.ok()) {
     for (PendingAppend* append : state.appended) {
       for (Event& event : *append->events) event.sequence = 0;
     }
@@ -375,12 +382,14 @@ absl::Status DurableBus::Commit(absl::Span<PendingAppend* const> group) {
   return absl::OkStatus();
 }
 
-absl::Status DurableBus::WriteGroup(const GroupState& state, bool checkpoint) {
+absl::Status DurableBus::WriteGroup(const GroupState& state) {
   if (state.batch.size() == 0) return absl::OkStatus();  // Nothing staged, nothing to sync.
-  if (checkpoint && options_.sync != SyncMode::kAlways) {
-    // The heads a checkpoint writes account for entries of earlier, unsynced
-    // writes. Those reach the disk first: LevelDB may keep a later log block
-    // and lose an earlier one, and a head must never outlive its entries.
+  if (state.needs_barrier && options_.sync != SyncMode::kAlways) {
+    // Some head staged here accounts for entries of earlier, unsynced
+    // writes only. Those reach the disk first: LevelDB may keep a later log
+    // block and lose an earlier one, and a head must never outlive its
+    // entries. (A head written with its stream's entries may outlive earlier
+    // ones, but its last entry is here with it.)
     KEEL_RETURN_IF_ERROR(store_->Write(WriteBatch(), WriteOptions{.sync = true}));
   }
   const absl::Time start = absl::Now();
@@ -403,6 +412,7 @@ std::vector<absl::string_view> DurableBus::StageHeads(GroupState& state, bool ch
   for (const std::string& stream : checkpoints_.lagging()) {
     if (state.heads.contains(stream)) continue;
     state.batch.Put(durable::HeadKey(stream), EncodeHead(CurrentHead(stream)));
+    state.needs_barrier = true;
   }
   return unwritten;
 }

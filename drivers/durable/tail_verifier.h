@@ -12,7 +12,9 @@
 // the bus) and logged; a corrupt tail makes the stream fail every later operation with the same
 // kDataLoss, naming the key, and is logged as an error.
 //
-// Streams that were not in the store at open need no verification.
+// Streams that had no head at open need no verification here; entries a
+// crash left without a head are taken in by their stream's first commit
+// (DurableBus::AdoptHeadless).
 //
 // Thread safety: thread-safe. A stream is verified once, without holding
 // the verifier's lock during the store reads; an operation on a stream being

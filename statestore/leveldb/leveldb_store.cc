@@ -283,6 +283,13 @@ absl::Status LevelDbStore::Write(const WriteBatch& batch, const WriteOptions& op
   leveldb::WriteOptions write_options;
   write_options.sync = options.sync;
   absl::Status status = FromLevelDb(handle->db->Write(write_options, &updates), handle->path);
+  if (status.ok() && options.sync && handle->env != nullptr) {
+    // LevelDB synced the current log only. Logs it closed before (or for)
+    // this write may hold unsynced records written earlier: a synced write
+    // returns once they are on disk too, so nothing written after it can
+    // outlive them.
+    status = FromLevelDb(handle->env->SyncClosedLogs(), handle->path);
+  }
   if (updates.ApproximateSize() > kKeptWriteBatchBytes) reused.reset();
   return status;
 }

@@ -73,8 +73,13 @@ leveldb::Status SyncDirectory(const std::string& directory) {
 // `ask` (once), so that the next log's spare is made while this one fills.
 class PreallocatedLogFile final : public leveldb::WritableFile {
  public:
-  PreallocatedLogFile(std::string name, int fd, uint64_t ask_at, std::function<void()> ask)
-      : name_(std::move(name)), fd_(fd), ask_at_(ask_at), ask_(std::move(ask)) {}
+  PreallocatedLogFile(std::string name, int fd, uint64_t ask_at, std::function<void()> ask,
+                      std::function<void(const std::string&)> closed_unsynced)
+      : name_(std::move(name)),
+        fd_(fd),
+        ask_at_(ask_at),
+        ask_(std::move(ask)),
+        closed_unsynced_(std::move(closed_unsynced)) {}
   ~PreallocatedLogFile() override {
     if (fd_ >= 0) Close();
   }
@@ -102,13 +107,23 @@ class PreallocatedLogFile final : public leveldb::WritableFile {
     leveldb::Status status = Flush();
     if (!status.ok()) return status;
     if (::fdatasync(fd_) != 0) return ErrnoError(name_, errno);
+    unsynced_ = false;
     ++syncs_;
     MaybeAsk();
     return status;
   }
 
+  // LevelDB closes a log when it starts the next one, without syncing it.
+  // A log closed with unsynced records is handed to `closed_unsynced`: the
+  // next synced write syncs it (PreallocatedLogEnv::SyncClosedLogs), unless
+  // LevelDB deleted it first (its memtable then is in a synced table). Not
+  // here: syncing under LevelDB's mutex held every writer for a whole log's
+  // writeback, and even starting that writeback (sync_file_range) wrote logs
+  // that sync=none would otherwise delete unwritten (-15% and -10% for
+  // 100-event publishes with sync=none).
   leveldb::Status Close() override {
     leveldb::Status status = Flush();
+    if (status.ok() && unsynced_) closed_unsynced_(name_);
     if (::close(fd_) != 0 && status.ok()) status = ErrnoError(name_, errno);
     fd_ = -1;
     return status;
@@ -119,6 +134,7 @@ class PreallocatedLogFile final : public leveldb::WritableFile {
     leveldb::Status status = WriteAt(fd_, name_, data, size, offset_);
     if (!status.ok()) return status;
     offset_ += size;
+    unsynced_ = true;
     MaybeAsk();
     return status;
   }
@@ -134,8 +150,10 @@ class PreallocatedLogFile final : public leveldb::WritableFile {
   int fd_;
   const uint64_t ask_at_;
   std::function<void()> ask_;  // Null once called.
+  const std::function<void(const std::string&)> closed_unsynced_;
   uint64_t offset_ = 0;
   int syncs_ = 0;
+  bool unsynced_ = false;  // Written since the last Sync().
   std::string buffer_;
 };
 
@@ -187,7 +205,34 @@ leveldb::Status PreallocatedLogEnv::NewWritableFile(const std::string& name,
   // early; for the first log, the spare then replaces it (see RunMaker).
   const uint64_t ask_at =
       preallocated ? log_bytes_ / 4 : std::min(kPlainLogAskBytes, log_bytes_ / 4);
-  *result = new PreallocatedLogFile(name, fd, ask_at, [this] { WantSpare(); });
+  *result = new PreallocatedLogFile(
+      name, fd, ask_at, [this] { WantSpare(); },
+      [this](const std::string& log) {
+        MutexLock lock(&mu_);
+        closed_unsynced_.push_back(log);
+      });
+  return leveldb::Status::OK();
+}
+
+leveldb::Status PreallocatedLogEnv::SyncClosedLogs() {
+  std::vector<std::string> logs;
+  {
+    MutexLock lock(&mu_);
+    logs.swap(closed_unsynced_);
+  }
+  for (size_t i = 0; i < logs.size(); ++i) {
+    const int fd = ::open(logs[i].c_str(), O_RDONLY | O_CLOEXEC);
+    // Gone: LevelDB deletes a log once its memtable is in a synced table.
+    if (fd < 0 && errno == ENOENT) continue;
+    leveldb::Status status;
+    if (fd < 0 || ::fdatasync(fd) != 0) status = ErrnoError(logs[i], errno);
+    if (fd >= 0) ::close(fd);
+    if (!status.ok()) {
+      MutexLock lock(&mu_);  // Tried again by the next synced write.
+      closed_unsynced_.insert(closed_unsynced_.end(), logs.begin() + i, logs.end());
+      return status;
+    }
+  }
   return leveldb::Status::OK();
 }
 

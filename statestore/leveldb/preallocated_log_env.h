@@ -42,6 +42,7 @@
 #include <functional>
 #include <string>
 #include <thread>
+#include <vector>
 
 #include "absl/base/thread_annotations.h"
 #include "core/mutex.h"
@@ -74,6 +75,12 @@ class PreallocatedLogEnv final : public leveldb::EnvWrapper {
   leveldb::Status NewWritableFile(const std::string& name,
                                   leveldb::WritableFile** result) override;
 
+  // Syncs the logs LevelDB closed with unsynced records (it starts a new log
+  // without syncing the old one). The store calls this after each synced
+  // write, so that a synced write returns only once every record written
+  // before it, in any log, is on disk.
+  leveldb::Status SyncClosedLogs();
+
  private:
   bool IsLogFile(const std::string& name) const;
   bool TakeSpare(const std::string& name);
@@ -94,6 +101,7 @@ class PreallocatedLogEnv final : public leveldb::EnvWrapper {
   int logs_created_ ABSL_GUARDED_BY(mu_) = 0;
   bool log_preallocated_ ABSL_GUARDED_BY(mu_) = false;  // The current log was a spare.
   std::function<void()> rotate_ ABSL_GUARDED_BY(mu_);
+  std::vector<std::string> closed_unsynced_ ABSL_GUARDED_BY(mu_);  // SyncClosedLogs.
   std::thread maker_;  // Last: starts once the members above exist.
 };
 

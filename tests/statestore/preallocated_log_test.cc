@@ -247,5 +247,26 @@ TEST_F(PreallocatedLogTest, ATornRecordBeforeTheZeroTailLosesOnlyThatRecord) {
   EXPECT_EQ(CountKeys(*reopened), 20 + 2 * kKeysPerFill);
 }
 
+// LevelDB starts a new log without syncing the old one. A synced write then
+// syncs the old logs still there and skips those LevelDB deleted once their
+// memtables were in synced tables: it succeeds, and everything is kept.
+TEST_F(PreallocatedLogTest, ASyncedWriteAfterUnsyncedLogsRolledOverSucceeds) {
+  const Config config = ConfigFor("rolled");
+  {
+    ASSERT_OK_AND_ASSIGN(auto store, OpenStore("leveldb", config));
+    for (int i = 0; i < 8; ++i) {  // Four write buffers: logs start and go.
+      WriteBatch batch;
+      batch.Put(absl::StrCat("k", i), std::string(512 << 10, 'v'));
+      ASSERT_OK(store->Write(batch, WriteOptions{.sync = false}));
+    }
+    WriteBatch last;
+    last.Put("last", "x");
+    ASSERT_OK(store->Write(last, WriteOptions{.sync = true}));
+    ASSERT_OK(store->Close());
+  }
+  ASSERT_OK_AND_ASSIGN(auto reopened, OpenStore("leveldb", config));
+  EXPECT_EQ(CountKeys(*reopened), 9);
+}
+
 }  // namespace
 }  // namespace keel

@@ -7,6 +7,7 @@
 
 #include "core/config.h"
 #include "core/logger.h"
+#include "core/stream_policy.h"
 #include "drivers/durable/key_layout.h"
 #include "statestore/fault_injecting_store.h"
 #include "statestore/memory/memory_store.h"
@@ -137,6 +138,25 @@ TEST_F(HeadCheckpointTest, ACheckpointWithoutSyncFirstSyncsTheEntriesItAccountsF
   ASSERT_OK(bus->Publish(Sized("c", 4096)));  // A checkpoint: a's head is written.
   EXPECT_EQ(StoredNext("a"), 4u);
   EXPECT_EQ(store_->synced_writes(), synced + 1);
+}
+
+// A trim's head accounts for entries of earlier writes: without sync, those
+// are synced first. Appends alone, even with every head written, add none.
+TEST_F(HeadCheckpointTest, OnlyHeadsWithoutTheirEntriesWaitForASync) {
+  DriverContext context;
+  context.logger = logger_;
+  DurableOptions options = Options(SyncMode::kNone);
+  options.head_checkpoint_bytes = 0;  // Every commit writes its heads.
+  ASSERT_OK_AND_ASSIGN(auto bus, OpenDurableBus(store_, options, context));
+  const uint64_t synced = store_->synced_writes();
+  for (int i = 0; i < 5; ++i) ASSERT_OK(bus->Publish(NewEvent("log", i)));
+  EXPECT_EQ(StoredNext("log"), 6u);
+  EXPECT_EQ(store_->synced_writes(), synced);
+  ASSERT_OK(bus->Declare("log", *StreamPolicy::Parse("max_events=3")));
+  const uint64_t declared = store_->synced_writes();  // Declarations are synced.
+  ASSERT_OK_AND_ASSIGN(TrimReport report, bus->Trim(100));
+  EXPECT_EQ(report.events, 2u);
+  EXPECT_EQ(store_->synced_writes(), declared + 1);
 }
 
 // A crash that kept a stream's later entries but lost the first write, the

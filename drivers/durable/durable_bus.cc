@@ -5,7 +5,6 @@
 #include <thread>
 
 #include "absl/container/flat_hash_map.h"
-#include "absl/container/flat_hash_set.h"
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "core/driver_base.h"
@@ -77,9 +76,11 @@ class DurableBus final : public DriverBase {
   // What one commit group stages before its single store write.
   struct GroupState {
     WriteBatch batch;
-    absl::flat_hash_map<absl::string_view, Head> heads;
-    // Streams of `heads` that had no head in the store: theirs is written.
-    absl::flat_hash_set<absl::string_view> new_streams;
+    struct Staged {
+      Head head;
+      bool unstored;  // The store had no head for the stream: this one is written.
+    };
+    absl::flat_hash_map<absl::string_view, Staged> heads;
     // A head is staged whose stream has no entry in this batch (a trim, or a
     // checkpoint of a stream the group did not append to): it accounts for
     // entries of earlier writes, which must be on disk first.
@@ -210,14 +211,11 @@ absl::StatusOr<std::vector<Receipt>> DurableBus::Outcome(OwnedAppend& owned, abs
 
 absl::StatusOr<Head*> DurableBus::StagedHead(GroupState& state, absl::string_view stream) {
   auto it = state.heads.find(stream);
-  if (it != state.heads.end()) return &it->second;
+  if (it != state.heads.end()) return &it->second.head;
   Head head = CurrentHead(stream);
-  // A stored head is written by a commit that appended, so its next is above 1.
-  const bool headless = head.next == 1;
-  if (headless) KEEL_RETURN_IF_ERROR(AdoptHeadless(stream, head));
-  it = state.heads.emplace(stream, head).first;
-  if (headless) state.new_streams.insert(stream);
-  return &it->second;
+  const bool unstored = !head.started();
+  if (unstored) KEEL_RETURN_IF_ERROR(AdoptHeadless(stream, head));
+  return &state.heads.emplace(stream, GroupState::Staged{head, unstored}).first->second.head;
 }
 
 // A stream's first commit writes its head; later ones do not, until a
@@ -370,8 +368,8 @@ absl::Status DurableBus::Commit(absl::Span<PendingAppend* const> group) {
   }
   {
     MutexLock lock(&heads_mu_);
-    for (const auto& [stream, head] : state.heads) {
-      if (head.next > 1) heads_[stream] = head;  // Else, as before: no stream.
+    for (const auto& [stream, staged] : state.heads) {
+      if (staged.head.started()) heads_[stream] = staged.head;  // Else, as before: no stream.
     }
   }
   checkpoints_.Committed(checkpoint, unwritten, batch_bytes);
@@ -400,10 +398,10 @@ absl::Status DurableBus::WriteGroup(const GroupState& state) {
 
 std::vector<absl::string_view> DurableBus::StageHeads(GroupState& state, bool checkpoint) {
   std::vector<absl::string_view> unwritten;
-  for (const auto& [stream, head] : state.heads) {
-    if (head.next == 1) continue;  // Nothing appended (a refused first publish).
-    if (checkpoint || state.new_streams.contains(stream)) {
-      state.batch.Put(durable::HeadKey(stream), EncodeHead(head));
+  for (const auto& [stream, staged] : state.heads) {
+    if (!staged.head.started()) continue;  // Nothing appended (a refused first publish).
+    if (checkpoint || staged.unstored) {
+      state.batch.Put(durable::HeadKey(stream), EncodeHead(staged.head));
     } else {
       unwritten.push_back(stream);
     }

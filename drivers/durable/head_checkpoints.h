@@ -9,13 +9,13 @@
 // commit writes a stream's head only when the store has none yet, and writes
 // every head that lags its entries once the bytes committed since the last
 // checkpoint reach `interval_bytes` (or when forced, as the bus closes). The
-// bus syncs before an unsynced checkpoint so that no head outlives its
-// entries (DurableBus::WriteGroup).
+// bus syncs before writing a head without its stream's entries, so that no
+// head outlives its entries (DurableBus::WriteGroup).
 //
 // A lagging head is correct, only incomplete: recovery catches it up from
 // the entries after it (VerifyTail), so `interval_bytes` bounds what each
-// crash adds to the reading of a restart. With `interval_bytes` = 0 every commit writes
-// every head it touched.
+// crash adds to the reading of a restart. With `interval_bytes` = 0 every
+// commit writes every head it touched.
 //
 // Thread safety: not thread-safe; used by the committing thread only (the
 // group committer never runs two commits at once).

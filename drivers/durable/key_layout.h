@@ -25,6 +25,9 @@ struct Head {
 
   uint64_t count() const { return next - first; }
   uint64_t last() const { return next - 1; }
+  // Whether the stream ever had an event. Only such a stream has a head in
+  // the store: one is written by the commit that appends its first events.
+  bool started() const { return next > 1; }
   friend bool operator==(const Head&, const Head&) = default;
 };
 

@@ -9,8 +9,9 @@
 // background sweep over every stream not yet verified. The rules are
 // VerifyTail's: a lagging head (the usual state after a crash: heads are
 // written at checkpoints) is caught up (a synced write, then installed in
-// the bus) and logged; a corrupt tail makes the stream fail every later operation with the same
-// kDataLoss, naming the key, and is logged as an error.
+// the bus) and logged; a corrupt tail makes the stream fail every later
+// operation with the same kDataLoss, naming the key, and is logged as an
+// error.
 //
 // Streams that had no head at open need no verification here; entries a
 // crash left without a head are taken in by their stream's first commit

@@ -215,8 +215,10 @@ void TakeString(EventField field, absl::string_view value, Event& event,
     case EventField::kIdempotencyKey:
       if (!value.empty()) event.idempotency_key = std::string(value);
       break;
-    default:
+    case EventField::kPartitionKey:
       partition_key = std::string(value);
+      break;
+    default:  // Not a string member: TakeMember does not call this for it.
       break;
   }
 }

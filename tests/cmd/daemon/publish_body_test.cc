@@ -13,6 +13,7 @@ namespace {
 
 using ::testing::ElementsAre;
 using ::testing::Pair;
+using ::keel::testing::StatusIs;
 
 TEST(PublishBodyTest, EveryFieldLandsInTheEvent) {
   ASSERT_OK_AND_ASSIGN(
@@ -59,6 +60,22 @@ TEST(PublishBodyTest, HeadersApplyWhereTheyMayAndAgreeWithTheBody) {
   EXPECT_EQ(body.expected_last_sequence, 4u);
   ASSERT_OK_AND_ASSIGN(body, ParsePublishBody(R"({"type":"t","idempotencyKey":"bk"})", "hk", ""));
   EXPECT_EQ(body.events[0].idempotency_key, "bk") << "the body's own key wins";
+}
+
+// The same rules where the plain-event path declines the body (dataBase64
+// goes to the general parser).
+TEST(PublishBodyTest, HeadersApplyAlikeInTheGeneralParser) {
+  ASSERT_OK_AND_ASSIGN(PublishBody body,
+                       ParsePublishBody(R"({"type":"t","dataBase64":"AQ=="})", "hk", "4"));
+  EXPECT_EQ(body.events[0].idempotency_key, "hk");
+  EXPECT_EQ(body.expected_last_sequence, 4u);
+  ASSERT_OK_AND_ASSIGN(
+      body,
+      ParsePublishBody(R"({"type":"t","dataBase64":"AQ==","idempotencyKey":"bk"})", "hk", ""));
+  EXPECT_EQ(body.events[0].idempotency_key, "bk") << "the body's own key wins";
+  EXPECT_THAT(
+      ParsePublishBody(R"({"type":"t","dataBase64":"AQ==","expectedLastSequence":3})", "", "4"),
+      StatusIs(absl::StatusCode::kInvalidArgument));
 }
 
 TEST(PublishBodyTest, BadBodiesAreRefusedWithTheirReason) {

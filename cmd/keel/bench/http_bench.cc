@@ -336,8 +336,13 @@ class InProcessDaemon {
   std::unique_ptr<server::Server> server_;
 };
 
-absl::StatusOr<LoadResult> Drive(const HttpOptions& o, uint16_t port, const std::string& body,
-                                 double seconds, double warmup) {
+// A Keel slice: the load generator on `body` (`events` per request).
+// `acknowledged` grows by the events answered 201 in the whole slice,
+// warm-up included, for the check of the stream.
+absl::StatusOr<CaseTotals> DriveKeelSlice(const HttpOptions& o, uint16_t port,
+                                          const std::string& body, uint64_t events,
+                                          double seconds, double warmup,
+                                          uint64_t& acknowledged) {
   LoadOptions load;
   load.port = port;
   load.connections = o.connections;
@@ -348,22 +353,12 @@ absl::StatusOr<LoadResult> Drive(const HttpOptions& o, uint16_t port, const std:
   load.seconds = seconds;
   KEEL_ASSIGN_OR_RETURN(LoadResult result, RunHttpLoad(load));
   // A slice may count no answer (a short --quick window on a loaded
-  // machine); a case that counts none fails in RunRound.
+  // machine); a case that counts none fails in RunCase.
   if (result.bad > 0 || result.io_errors > 0) {
     return absl::InternalError(absl::StrCat(
         "publish load: ", result.bad, " non-201 responses, ", result.io_errors,
         " connection errors, ", result.good, " 201s counted; first: ", result.first_bad_response));
   }
-  return result;
-}
-
-// A Keel slice: the load generator on `body` (`events` per request).
-// `acknowledged` grows by the events answered 201 in the whole slice,
-// warm-up included, for the check of the stream.
-absl::StatusOr<CaseTotals> KeelSlice(const HttpOptions& o, uint16_t port, const std::string& body,
-                                     uint64_t events, double seconds, double warmup,
-                                     uint64_t& acknowledged) {
-  KEEL_ASSIGN_OR_RETURN(LoadResult result, Drive(o, port, body, seconds, warmup));
   acknowledged += result.statuses[201] * events;
   CaseTotals slice;
   slice.events = static_cast<double>(result.good * events);
@@ -479,8 +474,8 @@ class RoundServers {
   absl::Status KeelSlice(const CaseSpec& spec, int slice, CaseTotals& totals) {
     const double warmup = slice == 0 ? o_.warmup : std::min(o_.warmup, kLaterSliceWarmup);
     KEEL_ASSIGN_OR_RETURN(const CaseTotals part,
-                          bench::KeelSlice(o_, daemon_.port(), spec.body, spec.events,
-                                           spec.seconds / o_.slices, warmup, acknowledged_));
+                          DriveKeelSlice(o_, daemon_.port(), spec.body, spec.events,
+                                         spec.seconds / o_.slices, warmup, acknowledged_));
     totals.Add(part);
     totals.Add(Settle(settle_at_most_));
     return absl::OkStatus();
@@ -514,9 +509,14 @@ absl::StatusOr<RoundRates> RunRound(const HttpOptions& o, const std::string& syn
   RoundRates rates;
   KEEL_ASSIGN_OR_RETURN(
       rates.single,
-      servers.RunCase({o.redis_requests, 1, event, 1, o.seconds, redis_label,
-                       absl::StrCat("keel sync=", sync, ", 1 event/request, ", o.connections,
-                                    " conn")},
+      servers.RunCase({.redis_requests = o.redis_requests,
+                       .pipeline = 1,
+                       .body = event,
+                       .events = 1,
+                       .seconds = o.seconds,
+                       .redis_label = redis_label,
+                       .keel_label = absl::StrCat("keel sync=", sync, ", 1 event/request, ",
+                                                  o.connections, " conn")},
                       out));
   std::string batch_body = "[";
   for (uint64_t i = 0; i < o.batch; ++i) {
@@ -526,10 +526,14 @@ absl::StatusOr<RoundRates> RunRound(const HttpOptions& o, const std::string& syn
   batch_body += "]";
   KEEL_ASSIGN_OR_RETURN(
       rates.batch,
-      servers.RunCase({o.redis_pipelined_requests, o.pipeline, batch_body, o.batch,
-                       o.batch_seconds, absl::StrCat(redis_label, " -P ", o.pipeline),
-                       absl::StrCat("keel sync=", sync, ", ", o.batch, " events/request, ",
-                                    o.connections, " conn")},
+      servers.RunCase({.redis_requests = o.redis_pipelined_requests,
+                       .pipeline = o.pipeline,
+                       .body = batch_body,
+                       .events = o.batch,
+                       .seconds = o.batch_seconds,
+                       .redis_label = absl::StrCat(redis_label, " -P ", o.pipeline),
+                       .keel_label = absl::StrCat("keel sync=", sync, ", ", o.batch,
+                                                  " events/request, ", o.connections, " conn")},
                       out));
   KEEL_ASSIGN_OR_RETURN(StreamInfo info, daemon.bus().replayer()->Bounds(kStream));
   const uint64_t acknowledged = servers.acknowledged();

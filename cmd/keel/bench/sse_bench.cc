@@ -3,9 +3,10 @@
 // daemon's memory is measured alone:
 //
 //   1. fan-out: N concurrent SSE connections (default 10,000) on one stream
-//      from a client on Asio with few threads (one async wait per idle
-//      socket, one shared read buffer per thread, so the client itself stays
-//      small); a publisher POSTs 100 events/s for ~20 s, each carrying its
+//      from a client with few threads (Asio connects; each reader thread
+//      polls an epoll set of its own with one read buffer, so the client
+//      itself stays small; SseClients::ReadLoop says why it polls); 16
+//      open-loop publishers POST 100 events/s for ~20 s, each carrying its
 //      publish time (steady clock, ns) in its data. Every client parses the
 //      `data:` JSON of every frame, checks the sequence (in order, none
 //      missing or repeated) and records publish-to-receive latency. Reported:
@@ -87,6 +88,7 @@ struct SseOptions {
   std::string sync = "always";
   int io_threads = 2;
   std::string flush;  // The daemon's --sse-flush; empty: its default.
+  int sse_threads = 0;  // The daemon's --sse-threads; 0: its default.
   double drain_timeout = 30;
   bool fanout = true;
   bool catchup = true;
@@ -115,6 +117,7 @@ absl::StatusOr<SseOptions> OptionsFrom(const po::variables_map& vars) {
   o.sync = vars["sse-sync"].as<std::string>();
   o.io_threads = vars["sse-io-threads"].as<int>();
   o.flush = vars["sse-flush"].as<std::string>();
+  o.sse_threads = vars["sse-threads"].as<int>();
   o.drain_timeout = vars["sse-drain-timeout"].as<double>();
   const std::string cases = vars["sse-cases"].as<std::string>();
   o.fanout = cases.find("fanout") != std::string::npos;
@@ -123,7 +126,7 @@ absl::StatusOr<SseOptions> OptionsFrom(const po::variables_map& vars) {
   if (o.sync != "none" && o.sync != "always" && o.sync != "interval") {
     return absl::InvalidArgumentError("--sse-sync: none, interval or always");
   }
-  if (o.connections < 1 || o.publishers < 1 || o.client_threads < 1 || o.io_threads < 1 ||
+  if (o.connections < 1 || o.publishers < 1 || o.client_threads < 1 || o.io_threads < 1 || o.sse_threads < 0 ||
       o.rate <= 0 || o.seconds <= 0 || o.catchup_events < 1 || o.catchup_batch < 1 ||
       o.payload_bytes > 10'000) {
     return absl::InvalidArgumentError("counts and durations must be positive");
@@ -400,12 +403,21 @@ class SseClients {
  private:
   const Config config_;
   const std::string sequence_prefix_;
+  // Polls rather than blocks: over loopback the daemon's write runs the
+  // receiving side too, so a reader asleep in epoll_wait is woken by the
+  // daemon's sending thread once per arrival (about 12,000 times a second at
+  // 10,000 connections), a cost a remote client would not put on the
+  // daemon. A reader that sleeps for kIdlePoll between empty polls is not
+  // waiting on the epoll set, so an arrival only marks it ready; the
+  // latency recorded includes that sleep.
   void ReadLoop(size_t index) {
+    constexpr auto kIdlePoll = std::chrono::microseconds(500);
     tls_stats = &stats_[index];
     epoll_event events[256];
     while (!stopping_.load()) {
-      const int n = epoll_wait(readers_[index], events, 256, 100);
+      const int n = epoll_wait(readers_[index], events, 256, 0);
       for (int i = 0; i < n; ++i) static_cast<SseClient*>(events[i].data.ptr)->OnReadable();
+      if (n == 0) std::this_thread::sleep_for(kIdlePoll);
     }
   }
 
@@ -522,7 +534,7 @@ bool SseClient::Frame(absl::string_view frame, uint64_t now_ns) {
     Fail(absl::StrCat("unexpected frame: ", frame.substr(0, 300)));
     return false;
   }
-  // The event JSON: {"stream":"S","sequence":N,...,"data":{"ts":T,"n":I}}.
+  // The event JSON: {"stream":"S","sequence":N,...,"data":{"n":I,"pad":P,"ts":T}}.
   // The sequence is read where the daemon puts it and the publish time near
   // the end: the client shares the machine with the daemon it measures, and
   // searching every frame whole took a quarter of the client's CPU.
@@ -580,6 +592,7 @@ absl::StatusOr<Daemon> StartDaemon(const SseOptions& o, const std::string& root)
       "--sync",      o.sync,    "--io-threads", absl::StrCat(o.io_threads),
       "--log-level", "warn"};
   if (!o.flush.empty()) argv.insert(argv.end(), {"--sse-flush", o.flush});
+  if (o.sse_threads > 0) argv.insert(argv.end(), {"--sse-threads", absl::StrCat(o.sse_threads)});
   Daemon daemon;
   daemon.command = absl::StrJoin(argv, " ");
   KEEL_ASSIGN_OR_RETURN(daemon.process,
@@ -695,8 +708,9 @@ absl::StatusOr<FanoutResult> RunFanout(const SseOptions& o, Daemon& daemon, std:
           while (lag > seen && !max_lag_ns.compare_exchange_weak(seen, lag)) {
           }
         }
-        const std::string body = absl::StrCat("{\"type\":\"bench.sse\",\"data\":{\"ts\":", sent,
-                                              ",\"n\":", i, ",\"pad\":\"", pad, "\"}}");
+        // The send time comes last, where the clients look for it first.
+        const std::string body = absl::StrCat("{\"type\":\"bench.sse\",\"data\":{\"n\":", i,
+                                              ",\"pad\":\"", pad, "\",\"ts\":", sent, "}}");
         absl::StatusOr<BlockingHttpClient::Response> response =
             publisher.RoundTrip(JsonPostRequest("127.0.0.1", target, body));
         if (!response.ok()) {
@@ -874,6 +888,8 @@ class SseBench final : public BenchMode {
         "sse-io-threads", po::value<int>()->default_value(2), "the daemon's --io-threads")(
         "sse-flush", po::value<std::string>()->default_value(""),
         "the daemon's --sse-flush (default: the daemon's default)")(
+        "sse-threads", po::value<int>()->default_value(0),
+        "the daemon's --sse-threads (0: the daemon's default)")(
         "sse-drain-timeout", po::value<double>()->default_value(30),
         "seconds without progress after which missing deliveries count as lost")(
         "sse-cases", po::value<std::string>()->default_value("fanout,catchup"),

@@ -254,12 +254,7 @@ double ProcessCpuSeconds(pid_t pid) {
 
 double ReapedChildrenCpuSeconds() { return UsageSeconds(RUSAGE_CHILDREN); }
 
-double MachineBusyCpuSeconds() {
-  // The first line: "cpu  user nice system idle iowait irq softirq steal ...",
-  // in clock ticks.
-  std::ifstream stat("/proc/stat");
-  std::string line;
-  if (!std::getline(stat, line)) return 0;
+uint64_t BusyTicksOfStatLine(absl::string_view line) {
   std::vector<absl::string_view> fields = absl::StrSplit(line, ' ', absl::SkipEmpty());
   if (fields.size() < 9 || fields[0] != "cpu") return 0;
   uint64_t busy = 0;
@@ -268,7 +263,15 @@ double MachineBusyCpuSeconds() {
     if (!absl::SimpleAtoi(fields[i], &ticks)) return 0;
     busy += ticks;
   }
-  return static_cast<double>(busy) / static_cast<double>(::sysconf(_SC_CLK_TCK));
+  return busy;
+}
+
+double MachineBusyCpuSeconds() {
+  std::ifstream stat("/proc/stat");
+  std::string line;
+  if (!std::getline(stat, line)) return 0;
+  return static_cast<double>(BusyTicksOfStatLine(line)) /
+         static_cast<double>(::sysconf(_SC_CLK_TCK));
 }
 
 double ThreadCpuSeconds(pthread_t thread) {

@@ -18,6 +18,7 @@
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
 #include "absl/time/time.h"
 
 namespace keel::cli::bench {
@@ -78,6 +79,10 @@ double ReapedChildrenCpuSeconds();
 // CPU time the whole machine has spent busy (not idle or waiting for I/O)
 // since boot, summed over its CPUs, from /proc/stat; 0 when unreadable.
 double MachineBusyCpuSeconds();
+// The busy clock ticks of /proc/stat's first line ("cpu  user nice system
+// idle iowait irq softirq steal ..."): all but idle and iowait. 0 when the
+// line is not that line.
+uint64_t BusyTicksOfStatLine(absl::string_view line);
 double ThreadCpuSeconds(pthread_t thread);
 
 // Raises RLIMIT_NOFILE to at least `wanted` (up to the hard limit). Returns

@@ -53,6 +53,20 @@ TEST(CpuTimeTest, TheMachinesBusyTimeCountsThisProcessesWork) {
   EXPECT_GE(machine_spent, self_spent - 0.05);  // /proc/stat counts in clock ticks.
 }
 
+// The fields read: a wrong choice (idle or iowait counted, irq, softirq or
+// steal left out) changes the sum.
+TEST(CpuTimeTest, BusyTicksAreAllButIdleAndIowait) {
+  EXPECT_EQ(BusyTicksOfStatLine("cpu  100 5 50 100000 2000 3 30 7 0 0"),
+            100u + 5 + 50 + 3 + 30 + 7);
+  EXPECT_EQ(BusyTicksOfStatLine("cpu  1 2 3 4 5 6 7 8"), 1u + 2 + 3 + 6 + 7 + 8);
+}
+
+TEST(CpuTimeTest, AnotherLineHasNoBusyTicks) {
+  EXPECT_EQ(BusyTicksOfStatLine("cpu0 100 5 50 1000 20 3 30 7 0 0"), 0u) << "one CPU's line";
+  EXPECT_EQ(BusyTicksOfStatLine("cpu  100 5 50 1000 20 3 30"), 0u) << "too few fields";
+  EXPECT_EQ(BusyTicksOfStatLine("cpu  100 5 x 1000 20 3 30 7 0 0"), 0u) << "not a number";
+}
+
 TEST(CpuTimeTest, AMissingProcessReadsAsZero) {
   EXPECT_EQ(ProcessCpuSeconds(999'999'999), 0.0);
 }

@@ -114,7 +114,8 @@ class DurableBus final : public DriverBase {
   // The stream's head as this group has it so far. A stream the store had
   // no head for is checked for entries first (AdoptHeadless).
   absl::StatusOr<Head*> StagedHead(GroupState& state, absl::string_view stream);
-  absl::Status AdoptHeadless(absl::string_view stream, Head& head);
+  // Adds the deletes of entries it drops (recovery.h) to `batch`.
+  absl::Status AdoptHeadless(absl::string_view stream, Head& head, WriteBatch& batch);
   absl::Status StageAppend(GroupState& state, PendingAppend& append);
   absl::Status StageMaintenance(GroupState& state, PendingAppend& append);
   absl::StatusOr<absl::Time> LastTime(absl::string_view stream, const Head& head);
@@ -214,7 +215,7 @@ absl::StatusOr<Head*> DurableBus::StagedHead(GroupState& state, absl::string_vie
   if (it != state.heads.end()) return &it->second.head;
   Head head = CurrentHead(stream);
   const bool unstored = !head.started();
-  if (unstored) KEEL_RETURN_IF_ERROR(AdoptHeadless(stream, head));
+  if (unstored) KEEL_RETURN_IF_ERROR(AdoptHeadless(stream, head, state.batch));
   return &state.heads.emplace(stream, GroupState::Staged{head, unstored}).first->second.head;
 }
 
@@ -226,15 +227,18 @@ absl::StatusOr<Head*> DurableBus::StagedHead(GroupState& state, absl::string_vie
 // first commit in this process a stream with no head is looked up in the
 // store once, and entries found there are taken in, as a lagging head is
 // caught up (VerifyTail).
-absl::Status DurableBus::AdoptHeadless(absl::string_view stream, Head& head) {
+absl::Status DurableBus::AdoptHeadless(absl::string_view stream, Head& head, WriteBatch& batch) {
   const uint64_t next = head.next;
-  KEEL_ASSIGN_OR_RETURN(bool found, durable::VerifyTail(*store_, format_, stream, head));
-  if (found) {
+  KEEL_ASSIGN_OR_RETURN(durable::TailRepair repair,
+                        durable::VerifyTail(*store_, format_, stream, head));
+  if (repair.caught_up) {
     context().logger->Warn(absl::StrCat("durable: stream '", stream,
                                         "' had entries but no head record (a crash lost its "
                                         "first write); next sequence ",
                                         next, " -> ", head.next));
   }
+  durable::LogDropped(*context().logger, stream, repair, head);
+  batch.Append(repair.batch);
   return absl::OkStatus();
 }
 

@@ -39,12 +39,23 @@ absl::StatusOr<StoreMeta> LoadOrCreateMeta(StateStore& store) {
   return created;
 }
 
-// Adds the entries after head.last() up to `last_seq` to `head`.
+// Adds the entries after head.last() that continue it to `head`, and the
+// deletes of those after the first hole to `repair`. An empty head (never
+// started, or trimmed to nothing) is continued by whichever entry comes
+// first: the sequences before it read as trimmed.
 absl::Status CatchUpHead(StateStore& store, StoreFormat format, absl::string_view stream,
-                         uint64_t last_seq, Head& head) {
+                         uint64_t last_seq, Head& head, TailRepair& repair) {
   std::unique_ptr<StoreIterator> it = store.NewIterator(EntryRange(stream));
+  uint64_t seen_last = head.last();
   for (it->Seek(EntryKey(stream, head.next)); it->Valid(); it->Next()) {
     KEEL_ASSIGN_OR_RETURN(uint64_t seq, EntrySequence(it->key()));
+    seen_last = seq;
+    if (repair.dropped > 0 || (head.count() > 0 && seq != head.next)) {
+      if (repair.dropped++ == 0) repair.first_dropped = seq;
+      repair.last_dropped = seq;
+      repair.batch.Delete(it->key());
+      continue;
+    }
     absl::StatusOr<Event> event = DecodeEntry(stream, seq, it->value(), format);
     if (!event.ok()) return NameKey(event.status(), it->key());
     if (head.count() == 0) {
@@ -53,9 +64,10 @@ absl::Status CatchUpHead(StateStore& store, StoreFormat format, absl::string_vie
     }
     head.bytes += event->ApproximateSize();
     head.next = seq + 1;
+    repair.caught_up = true;
   }
   KEEL_RETURN_IF_ERROR(it->status());
-  if (head.last() != last_seq) {
+  if (seen_last != last_seq) {
     return absl::DataLossError(absl::StrCat("entries of stream '", stream,
                                             "' changed while its tail was verified"));
   }
@@ -64,29 +76,42 @@ absl::Status CatchUpHead(StateStore& store, StoreFormat format, absl::string_vie
 
 }  // namespace
 
-absl::StatusOr<bool> VerifyTail(StateStore& store, StoreFormat format, absl::string_view stream,
-                                Head& head) {
+absl::StatusOr<TailRepair> VerifyTail(StateStore& store, StoreFormat format,
+                                      absl::string_view stream, Head& head) {
   std::unique_ptr<StoreIterator> it = store.NewIterator(EntryRange(stream));
   it->SeekToLast();
   if (!it->Valid()) {
     KEEL_RETURN_IF_ERROR(it->status());
-    if (head.count() == 0) return false;
+    if (head.count() == 0) return TailRepair{};
     return absl::DataLossError(absl::StrCat("key ", PrintableKey(HeadKey(stream)), ": head says [",
                                             head.first, ", ", head.last(),
                                             "] but the stream has no entries"));
   }
   const std::string last_key(it->key());
   KEEL_ASSIGN_OR_RETURN(uint64_t last_seq, EntrySequence(last_key));
-  absl::StatusOr<Event> last = DecodeEntry(stream, last_seq, it->value(), format);
-  if (!last.ok()) return NameKey(last.status(), last_key);
   if (last_seq < head.last()) {
     return absl::DataLossError(absl::StrCat("key ", PrintableKey(HeadKey(stream)),
                                             ": head says last sequence ", head.last(),
                                             " but the last entry is ", last_seq));
   }
-  if (last_seq == head.last()) return false;
-  KEEL_RETURN_IF_ERROR(CatchUpHead(store, format, stream, last_seq, head));
-  return true;
+  TailRepair repair;
+  if (last_seq == head.last()) {
+    absl::StatusOr<Event> last = DecodeEntry(stream, last_seq, it->value(), format);
+    if (!last.ok()) return NameKey(last.status(), last_key);
+    return repair;
+  }
+  KEEL_RETURN_IF_ERROR(CatchUpHead(store, format, stream, last_seq, head, repair));
+  return repair;
+}
+
+void LogDropped(Logger& logger, absl::string_view stream, const TailRepair& repair,
+                const Head& head) {
+  if (repair.dropped == 0) return;
+  logger.Warn(absl::StrCat("durable: stream '", stream, "': an unsynced crash lost sequences ",
+                           head.next, "..", repair.first_dropped - 1, " but kept ",
+                           repair.first_dropped, "..", repair.last_dropped, "; dropped those ",
+                           repair.dropped, " entries so that the stream continues at ",
+                           head.next, " without a hole"));
 }
 
 absl::StatusOr<RecoveredState> Recover(StateStore& store) {

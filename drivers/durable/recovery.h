@@ -33,12 +33,33 @@ struct RecoveredState {
 
 absl::StatusOr<RecoveredState> Recover(StateStore& store);
 
+// What VerifyTail found after a stream's head.
+struct TailRepair {
+  bool caught_up = false;  // `head` now covers entries it did not.
+  // Entries that followed a hole (see VerifyTail), deleted by `batch`.
+  uint64_t first_dropped = 0;
+  uint64_t last_dropped = 0;
+  uint64_t dropped = 0;
+  WriteBatch batch;
+  // Whether the caller has a head and `batch` to write.
+  bool changed() const { return caught_up || dropped > 0; }
+};
+
 // Checks `head` against the last entry of `stream`, decoding that entry. A
-// head that lags its entries is caught up in `head` (returns true; the
-// caller writes it). kDataLoss naming the key when the last entry does not
-// decode or the head claims entries that do not exist.
-absl::StatusOr<bool> VerifyTail(StateStore& store, StoreFormat format, absl::string_view stream,
-                                Head& head);
+// head that lags its entries is caught up in `head` over the entries that
+// continue it without a hole. Entries after a hole (an unsynced crash lost
+// writes before them and kept later ones: nothing orders unsynced LevelDB
+// log blocks) are dropped, as Kafka truncates a log at its first bad record:
+// a stream's entries stay consecutive, so no reader skips the lost ones
+// silently. The caller writes `head` and the repair's batch together.
+// kDataLoss naming the key when the last entry does not decode or the head
+// claims entries that do not exist.
+absl::StatusOr<TailRepair> VerifyTail(StateStore& store, StoreFormat format,
+                                      absl::string_view stream, Head& head);
+
+// Warns of the entries `repair` dropped, if any (`head`: the repaired head).
+void LogDropped(Logger& logger, absl::string_view stream, const TailRepair& repair,
+                const Head& head);
 
 }  // namespace keel::durable
 

@@ -40,26 +40,29 @@ absl::Status TailVerifier::VerifyLocked(const std::string& stream) {
 
 absl::Status TailVerifier::Check(const std::string& stream, Head head) {
   const uint64_t recorded_next = head.next;
-  absl::StatusOr<bool> repaired = VerifyTail(store_, format_, stream, head);
-  if (!repaired.ok()) {
-    if (repaired.status().code() == absl::StatusCode::kDataLoss) {
+  absl::StatusOr<TailRepair> repair = VerifyTail(store_, format_, stream, head);
+  if (!repair.ok()) {
+    if (repair.status().code() == absl::StatusCode::kDataLoss) {
       logger_.Error(absl::StrCat("durable: stream '", stream,
                                  "' is unreadable; every operation on it will fail: ",
-                                 repaired.status().message()));
+                                 repair.status().message()));
     }
-    return repaired.status();
+    return repair.status();
   }
-  if (!*repaired) return absl::OkStatus();
-  WriteBatch repair;
-  repair.Put(HeadKey(stream), EncodeHead(head));
-  if (absl::Status status = store_.Write(repair, WriteOptions{.sync = true}); !status.ok()) {
+  if (!repair->changed()) return absl::OkStatus();
+  repair->batch.Put(HeadKey(stream), EncodeHead(head));
+  if (absl::Status status = store_.Write(repair->batch, WriteOptions{.sync = true});
+      !status.ok()) {
     return status;
   }
   // Not a warning: heads are written at checkpoints (head_checkpoints.h), so
   // after a crash or kill most streams' heads lag their last events.
-  logger_.Info(absl::StrCat("durable: caught up the head of stream '", stream,
-                            "' from its entries: next sequence ", recorded_next, " -> ",
-                            head.next));
+  if (repair->caught_up) {
+    logger_.Info(absl::StrCat("durable: caught up the head of stream '", stream,
+                              "' from its entries: next sequence ", recorded_next, " -> ",
+                              head.next));
+  }
+  LogDropped(logger_, stream, *repair, head);
   install_(stream, head);
   return absl::OkStatus();
 }

@@ -10,6 +10,7 @@
 #include "absl/status/statusor.h"
 #include "core/event_bus.h"
 #include "drivers/durable/durable_bus.h"
+#include "drivers/durable/key_layout.h"
 #include "statestore/state_store.h"
 
 namespace keel::testing {
@@ -26,6 +27,20 @@ inline Event NewEvent(absl::string_view stream, int n) {
   event.type = "test.numbered";
   event.payload = std::to_string(n);
   return event;
+}
+
+// Writes entries of `stream` at `sequences` (event n carries payload "n")
+// straight to the store, without touching its head: what a crash that kept
+// some unsynced writes and lost others leaves behind.
+inline absl::Status WriteEntries(StateStore& store, absl::string_view stream,
+                                 std::initializer_list<uint64_t> sequences) {
+  WriteBatch entries;
+  for (uint64_t seq : sequences) {
+    Event event = NewEvent(stream, static_cast<int>(seq));
+    event.time = absl::Now();
+    entries.Put(durable::EntryKey(stream, seq), durable::EncodeEntry(event));
+  }
+  return store.Write(entries, WriteOptions{.sync = true});
 }
 
 // Every event of `stream`, read through the public Replayer API.

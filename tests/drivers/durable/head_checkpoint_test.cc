@@ -163,13 +163,7 @@ TEST_F(HeadCheckpointTest, OnlyHeadsWithoutTheirEntriesWaitForASync) {
 // one with its head (LevelDB may lose an earlier unsynced log block and keep
 // a later one): the next publish continues after those entries.
 TEST_F(HeadCheckpointTest, EntriesWithoutAHeadAreTakenInByTheFirstPublish) {
-  WriteBatch orphans;
-  for (uint64_t seq : {4, 5}) {
-    Event event = NewEvent("fresh", static_cast<int>(seq));
-    event.time = absl::Now();
-    orphans.Put(durable::EntryKey("fresh", seq), durable::EncodeEntry(event));
-  }
-  ASSERT_OK(store_->Write(orphans, WriteOptions{.sync = true}));
+  ASSERT_OK(WriteEntries(*store_, "fresh", {4, 5}));
   ASSERT_OK_AND_ASSIGN(auto bus, Open());
   ASSERT_OK_AND_ASSIGN(Receipt next, bus->Publish(NewEvent("fresh", 6)));
   EXPECT_EQ(next.sequence, 6u);
@@ -177,6 +171,23 @@ TEST_F(HeadCheckpointTest, EntriesWithoutAHeadAreTakenInByTheFirstPublish) {
   ASSERT_OK_AND_ASSIGN(std::vector<Event> all, ReadAll(*bus, "fresh"));
   EXPECT_THAT(Sequences(all), ElementsAreArray(Range(4, 6)));
   EXPECT_EQ(StoredNext("fresh"), 7u);
+}
+
+// The same with a hole among those entries: the ones after it are dropped
+// (recovery.h), so that no reader skips the lost sequence silently.
+TEST_F(HeadCheckpointTest, EntriesWithoutAHeadAreTakenInUpToAHole) {
+  ASSERT_OK(WriteEntries(*store_, "fresh", {4, 5, 7, 8}));
+  ASSERT_OK_AND_ASSIGN(auto bus, Open());
+  ASSERT_OK_AND_ASSIGN(Receipt next, bus->Publish(NewEvent("fresh", 600)));
+  EXPECT_EQ(next.sequence, 6u);
+  EXPECT_TRUE(logger_->Contains(LogLevel::kWarn, "dropped those 2 entries"));
+  ASSERT_OK_AND_ASSIGN(std::vector<Event> all, ReadAll(*bus, "fresh"));
+  EXPECT_THAT(Sequences(all), ElementsAreArray(Range(4, 6)));
+  EXPECT_EQ(all.back().payload, "600");
+  for (uint64_t dropped : {7, 8}) {
+    EXPECT_THAT(store_->Get(durable::EntryKey("fresh", dropped)),
+                StatusIs(absl::StatusCode::kNotFound));
+  }
 }
 
 TEST_F(HeadCheckpointTest, ARefusedFirstPublishLeavesNoStream) {

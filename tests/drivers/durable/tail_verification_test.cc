@@ -38,15 +38,7 @@ class TailVerificationTest : public ::testing::Test {
   }
 
   // Entries 4 and 5 of "orders" without their head (which says next = 4).
-  void AddOrphanEntries() {
-    WriteBatch orphans;
-    for (uint64_t seq : {4, 5}) {
-      Event event = NewEvent("orders", static_cast<int>(seq) - 1);
-      event.time = absl::Now();
-      orphans.Put(durable::EntryKey("orders", seq), durable::EncodeEntry(event));
-    }
-    ASSERT_OK(store_->Write(orphans, WriteOptions{.sync = true}));
-  }
+  void AddOrphanEntries() { ASSERT_OK(WriteEntries(*store_, "orders", {4, 5})); }
 
   // Waits for a log line of the sweep (the test's timeout bounds the wait).
   void AwaitLog(LogLevel level, absl::string_view fragment) {
@@ -102,6 +94,39 @@ TEST_F(TailVerificationTest, SweepRepairsLaggingHeadInTheStore) {
   EXPECT_EQ(head.next, 6u);
   ASSERT_OK_AND_ASSIGN(Receipt next, bus->Publish(NewEvent("orders", 5)));
   EXPECT_EQ(next.sequence, 6u);
+}
+
+// An unsynced crash lost sequence 5 and kept 6 and 7: the head catches up
+// to 4 only and 6 and 7 are dropped, so that the stream has no hole a
+// reader would skip silently. The next publish is 5.
+TEST_F(TailVerificationTest, EntriesAfterAHoleAreDropped) {
+  Populate({"orders"}, 3);
+  ASSERT_OK(WriteEntries(*store_, "orders", {4, 6, 7}));
+  ASSERT_OK_AND_ASSIGN(auto bus, Open(/*sweep=*/false));
+  ASSERT_OK_AND_ASSIGN(StreamInfo info, bus->replayer()->Bounds("orders"));
+  EXPECT_EQ(info.last_sequence, 4u);
+  EXPECT_TRUE(logger_->Contains(LogLevel::kWarn, "lost sequences 5..5 but kept 6..7"));
+  ASSERT_OK_AND_ASSIGN(Receipt next, bus->Publish(NewEvent("orders", 500)));
+  EXPECT_EQ(next.sequence, 5u);
+  ASSERT_OK_AND_ASSIGN(std::vector<Event> all, ReadAll(*bus, "orders"));
+  EXPECT_THAT(Sequences(all), ElementsAreArray(Range(1, 5)));
+  EXPECT_EQ(all.back().payload, "500");
+  EXPECT_THAT(store_->Get(durable::EntryKey("orders", 6)), StatusIs(absl::StatusCode::kNotFound));
+}
+
+// The sweep writes the same repair: the head and the drops, in one write.
+TEST_F(TailVerificationTest, SweepDropsEntriesAfterAHoleInTheStore) {
+  Populate({"orders"}, 3);
+  ASSERT_OK(WriteEntries(*store_, "orders", {5, 6}));
+  ASSERT_OK_AND_ASSIGN(auto bus, Open(/*sweep=*/true));
+  AwaitLog(LogLevel::kWarn, "dropped those 2 entries");
+  ASSERT_OK_AND_ASSIGN(std::string value, store_->Get(durable::HeadKey("orders")));
+  ASSERT_OK_AND_ASSIGN(durable::Head head, durable::DecodeHead(value));
+  EXPECT_EQ(head.next, 4u);
+  for (uint64_t dropped : {5, 6}) {
+    EXPECT_THAT(store_->Get(durable::EntryKey("orders", dropped)),
+                StatusIs(absl::StatusCode::kNotFound));
+  }
 }
 
 TEST_F(TailVerificationTest, CorruptLastEntryFailsTheStreamNamingTheKey) {

@@ -89,6 +89,17 @@ void StageDedupe(WriteBatch& batch, absl::string_view stream, absl::string_view 
   batch.Put(ExpiryKey(expires, stream_and_key), "");
 }
 
+absl::Status StageForgetKey(StateStore& store, WriteBatch& batch, absl::string_view stream,
+                            absl::string_view key, uint64_t sequence) {
+  const std::string record_key = DedupeKey(stream, key);
+  absl::StatusOr<std::string> value = store.Get(record_key);
+  if (value.status().code() == absl::StatusCode::kNotFound) return absl::OkStatus();
+  if (!value.ok()) return value.status();
+  KEEL_ASSIGN_OR_RETURN(Record record, DecodeRecord(record_key, *value));
+  if (record.hit.sequence == sequence) batch.Delete(record_key);
+  return absl::OkStatus();
+}
+
 absl::StatusOr<DedupeCollection> CollectExpiredKeys(StateStore& store, WriteBatch& batch,
                                                     absl::Time now, size_t budget) {
   DedupeCollection result;

@@ -40,6 +40,12 @@ absl::StatusOr<std::optional<DedupeHit>> LookupDedupe(StateStore& store, absl::s
 void StageDedupe(WriteBatch& batch, absl::string_view stream, absl::string_view key,
                  const DedupeHit& hit, absl::Time expires);
 
+// Stages the deletion of `key`'s record if it names `sequence`: the entry
+// there is being dropped (recovery.h), and a retry of the key must not be
+// answered with it. Its expiry record is left to collection.
+absl::Status StageForgetKey(StateStore& store, WriteBatch& batch, absl::string_view stream,
+                            absl::string_view key, uint64_t sequence);
+
 struct DedupeCollection {
   size_t collected = 0;
   // Expiry of the next key still in the index (InfiniteFuture when none).

@@ -81,9 +81,8 @@ class DurableBus final : public DriverBase {
       bool unstored;  // The store had no head for the stream: this one is written.
     };
     absl::flat_hash_map<absl::string_view, Staged> heads;
-    // A head is staged whose stream has no entry in this batch (a trim, or a
-    // checkpoint of a stream the group did not append to): it accounts for
-    // entries of earlier writes, which must be on disk first.
+    // A head is staged that accounts for entries of earlier writes (a trim's,
+    // or any checkpoint's but a stream's first): those must be on disk first.
     bool needs_barrier = false;
     // Idempotency keys appended by this group: "<stream>\0<key>".
     absl::flat_hash_map<std::string, DedupeHit> keys;
@@ -114,8 +113,7 @@ class DurableBus final : public DriverBase {
   // The stream's head as this group has it so far. A stream the store had
   // no head for is checked for entries first (AdoptHeadless).
   absl::StatusOr<Head*> StagedHead(GroupState& state, absl::string_view stream);
-  // Adds the deletes of entries it drops (recovery.h) to `batch`.
-  absl::Status AdoptHeadless(absl::string_view stream, Head& head, WriteBatch& batch);
+  absl::Status AdoptHeadless(absl::string_view stream, Head& head);
   absl::Status StageAppend(GroupState& state, PendingAppend& append);
   absl::Status StageMaintenance(GroupState& state, PendingAppend& append);
   absl::StatusOr<absl::Time> LastTime(absl::string_view stream, const Head& head);
@@ -215,7 +213,7 @@ absl::StatusOr<Head*> DurableBus::StagedHead(GroupState& state, absl::string_vie
   if (it != state.heads.end()) return &it->second.head;
   Head head = CurrentHead(stream);
   const bool unstored = !head.started();
-  if (unstored) KEEL_RETURN_IF_ERROR(AdoptHeadless(stream, head, state.batch));
+  if (unstored) KEEL_RETURN_IF_ERROR(AdoptHeadless(stream, head));
   return &state.heads.emplace(stream, GroupState::Staged{head, unstored}).first->second.head;
 }
 
@@ -227,18 +225,21 @@ absl::StatusOr<Head*> DurableBus::StagedHead(GroupState& state, absl::string_vie
 // first commit in this process a stream with no head is looked up in the
 // store once, and entries found there are taken in, as a lagging head is
 // caught up (VerifyTail).
-absl::Status DurableBus::AdoptHeadless(absl::string_view stream, Head& head, WriteBatch& batch) {
-  const uint64_t next = head.next;
+absl::Status DurableBus::AdoptHeadless(absl::string_view stream, Head& head) {
+  Head found = head;
   KEEL_ASSIGN_OR_RETURN(durable::TailRepair repair,
-                        durable::VerifyTail(*store_, format_, stream, head));
-  if (repair.caught_up) {
-    context().logger->Warn(absl::StrCat("durable: stream '", stream,
-                                        "' had entries but no head record (a crash lost its "
-                                        "first write); next sequence ",
-                                        next, " -> ", head.next));
-  }
-  durable::LogDropped(*context().logger, stream, repair, head);
-  batch.Append(repair.batch);
+                        durable::VerifyTail(*store_, format_, stream, found));
+  if (!repair.changed()) return absl::OkStatus();
+  // Written at once, as the verifier writes its repairs: an idempotency key
+  // looked up while this group is staged must not find a dropped entry's.
+  repair.batch.Put(durable::HeadKey(stream), EncodeHead(found));
+  KEEL_RETURN_IF_ERROR(store_->Write(repair.batch, WriteOptions{.sync = true}));
+  context().logger->Warn(absl::StrCat("durable: stream '", stream,
+                                      "' had entries but no head record (a crash lost its "
+                                      "first write); next sequence ",
+                                      head.next, " -> ", found.next));
+  durable::LogDropped(*context().logger, stream, repair, found);
+  head = found;
   return absl::OkStatus();
 }
 
@@ -388,10 +389,9 @@ absl::Status DurableBus::WriteGroup(const GroupState& state) {
   if (state.batch.size() == 0) return absl::OkStatus();  // Nothing staged, nothing to sync.
   if (state.needs_barrier && options_.sync != SyncMode::kAlways) {
     // Some head staged here accounts for entries of earlier, unsynced
-    // writes only. Those reach the disk first: LevelDB may keep a later log
-    // block and lose an earlier one, and a head must never outlive its
-    // entries. (A head written with its stream's entries may outlive earlier
-    // ones, but its last entry is here with it.)
+    // writes. Those reach the disk first: LevelDB may keep a later log block
+    // and lose an earlier one, and a head must never outlive any of its
+    // entries (a hole below a head would be read past without a signal).
     KEEL_RETURN_IF_ERROR(store_->Write(WriteBatch(), WriteOptions{.sync = true}));
   }
   const absl::Time start = absl::Now();
@@ -406,6 +406,8 @@ std::vector<absl::string_view> DurableBus::StageHeads(GroupState& state, bool ch
     if (!staged.head.started()) continue;  // Nothing appended (a refused first publish).
     if (checkpoint || staged.unstored) {
       state.batch.Put(durable::HeadKey(stream), EncodeHead(staged.head));
+      // A stored head lags: this one accounts for earlier writes' entries too.
+      if (!staged.unstored) state.needs_barrier = true;
     } else {
       unwritten.push_back(stream);
     }

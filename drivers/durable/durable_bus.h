@@ -46,6 +46,8 @@ struct DurableOptions {
   // have been committed since the last head checkpoint; then every head that
   // lags (and Close() writes them all). Bounds what recovery reads after a
   // crash to catch heads up; 0 writes every touched head in every commit.
+  // Under kInterval and kNone a checkpoint first syncs the writes its heads
+  // account for (one fsync), so 0 there syncs nearly every commit.
   uint64_t head_checkpoint_bytes = uint64_t{1} << 30;
   bool close_store = true;           // Close() also closes the store.
   // Verify every stream's tail in a background thread after open; when

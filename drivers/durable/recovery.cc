@@ -4,6 +4,7 @@
 #include "absl/strings/str_cat.h"
 #include "core/errors.h"
 #include "core/status_macros.h"
+#include "drivers/durable/dedupe_index.h"
 
 namespace keel::durable {
 namespace {
@@ -39,10 +40,10 @@ absl::StatusOr<StoreMeta> LoadOrCreateMeta(StateStore& store) {
   return created;
 }
 
-// Adds the entries after head.last() that continue it to `head`, and the
-// deletes of those after the first hole to `repair`. An empty head (never
-// started, or trimmed to nothing) is continued by whichever entry comes
-// first: the sequences before it read as trimmed.
+// Adds the entries after head.last() that continue it to `head`, and to
+// `repair` the deletes of those after the first hole, with their
+// idempotency records. An empty head that never started (entries whose head
+// a crash lost) is continued by whichever entry comes first.
 absl::Status CatchUpHead(StateStore& store, StoreFormat format, absl::string_view stream,
                          uint64_t last_seq, Head& head, TailRepair& repair) {
   std::unique_ptr<StoreIterator> it = store.NewIterator(EntryRange(stream));
@@ -50,14 +51,20 @@ absl::Status CatchUpHead(StateStore& store, StoreFormat format, absl::string_vie
   for (it->Seek(EntryKey(stream, head.next)); it->Valid(); it->Next()) {
     KEEL_ASSIGN_OR_RETURN(uint64_t seq, EntrySequence(it->key()));
     seen_last = seq;
-    if (repair.dropped > 0 || (head.count() > 0 && seq != head.next)) {
+    // A damaged entry fails the stream, dropped or not: only a crash that
+    // lost whole writes is repaired here.
+    absl::StatusOr<Event> event = DecodeEntry(stream, seq, it->value(), format);
+    if (!event.ok()) return NameKey(event.status(), it->key());
+    if (repair.dropped > 0 || (head.started() && seq != head.next)) {
       if (repair.dropped++ == 0) repair.first_dropped = seq;
       repair.last_dropped = seq;
       repair.batch.Delete(it->key());
+      if (event->idempotency_key) {
+        KEEL_RETURN_IF_ERROR(
+            StageForgetKey(store, repair.batch, stream, *event->idempotency_key, seq));
+      }
       continue;
     }
-    absl::StatusOr<Event> event = DecodeEntry(stream, seq, it->value(), format);
-    if (!event.ok()) return NameKey(event.status(), it->key());
     if (head.count() == 0) {
       head.first = seq;
       head.oldest_time = event->time;
@@ -89,18 +96,17 @@ absl::StatusOr<TailRepair> VerifyTail(StateStore& store, StoreFormat format,
   }
   const std::string last_key(it->key());
   KEEL_ASSIGN_OR_RETURN(uint64_t last_seq, EntrySequence(last_key));
+  absl::StatusOr<Event> last = DecodeEntry(stream, last_seq, it->value(), format);
+  if (!last.ok()) return NameKey(last.status(), last_key);
   if (last_seq < head.last()) {
     return absl::DataLossError(absl::StrCat("key ", PrintableKey(HeadKey(stream)),
                                             ": head says last sequence ", head.last(),
                                             " but the last entry is ", last_seq));
   }
   TailRepair repair;
-  if (last_seq == head.last()) {
-    absl::StatusOr<Event> last = DecodeEntry(stream, last_seq, it->value(), format);
-    if (!last.ok()) return NameKey(last.status(), last_key);
-    return repair;
+  if (last_seq > head.last()) {
+    KEEL_RETURN_IF_ERROR(CatchUpHead(store, format, stream, last_seq, head, repair));
   }
-  KEEL_RETURN_IF_ERROR(CatchUpHead(store, format, stream, last_seq, head, repair));
   return repair;
 }
 

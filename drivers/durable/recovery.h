@@ -49,11 +49,12 @@ struct TailRepair {
 // head that lags its entries is caught up in `head` over the entries that
 // continue it without a hole. Entries after a hole (an unsynced crash lost
 // writes before them and kept later ones: nothing orders unsynced LevelDB
-// log blocks) are dropped, as Kafka truncates a log at its first bad record:
-// a stream's entries stay consecutive, so no reader skips the lost ones
-// silently. The caller writes `head` and the repair's batch together.
-// kDataLoss naming the key when the last entry does not decode or the head
-// claims entries that do not exist.
+// log blocks) are dropped with their idempotency records, as Kafka
+// truncates a log at its first bad record: a stream's entries stay
+// consecutive, so no reader skips the lost ones silently. The caller writes
+// `head` and the repair's batch together. kDataLoss naming the key when an
+// entry read does not decode (dropped or not) or the head claims entries
+// that do not exist.
 absl::StatusOr<TailRepair> VerifyTail(StateStore& store, StoreFormat format,
                                       absl::string_view stream, Head& head);
 

@@ -140,18 +140,22 @@ TEST_F(HeadCheckpointTest, ACheckpointWithoutSyncFirstSyncsTheEntriesItAccountsF
   EXPECT_EQ(store_->synced_writes(), synced + 1);
 }
 
-// A trim's head accounts for entries of earlier writes: without sync, those
-// are synced first. Appends alone, even with every head written, add none.
-TEST_F(HeadCheckpointTest, OnlyHeadsWithoutTheirEntriesWaitForASync) {
+// A head that accounts for entries of earlier writes (a trim's, or a
+// checkpoint's but a stream's first) is written after those are synced:
+// LevelDB may keep a later unsynced write and lose an earlier one, and a head
+// over a hole would be read past without a signal.
+TEST_F(HeadCheckpointTest, HeadsOverEarlierWritesWaitForASync) {
   DriverContext context;
   context.logger = logger_;
   DurableOptions options = Options(SyncMode::kNone);
   options.head_checkpoint_bytes = 0;  // Every commit writes its heads.
   ASSERT_OK_AND_ASSIGN(auto bus, OpenDurableBus(store_, options, context));
   const uint64_t synced = store_->synced_writes();
-  for (int i = 0; i < 5; ++i) ASSERT_OK(bus->Publish(NewEvent("log", i)));
-  EXPECT_EQ(StoredNext("log"), 6u);
+  ASSERT_OK(bus->Publish(NewEvent("log", 0)));  // The stream's first head: no barrier.
   EXPECT_EQ(store_->synced_writes(), synced);
+  for (int i = 1; i < 5; ++i) ASSERT_OK(bus->Publish(NewEvent("log", i)));
+  EXPECT_EQ(StoredNext("log"), 6u);
+  EXPECT_EQ(store_->synced_writes(), synced + 4);
   ASSERT_OK(bus->Declare("log", *StreamPolicy::Parse("max_events=3")));
   const uint64_t declared = store_->synced_writes();  // Declarations are synced.
   ASSERT_OK_AND_ASSIGN(TrimReport report, bus->Trim(100));
@@ -188,6 +192,32 @@ TEST_F(HeadCheckpointTest, EntriesWithoutAHeadAreTakenInUpToAHole) {
     EXPECT_THAT(store_->Get(durable::EntryKey("fresh", dropped)),
                 StatusIs(absl::StatusCode::kNotFound));
   }
+}
+
+// A crash lost sequences 2 and 3 and kept 4, which carried an idempotency
+// key: 4 is dropped, and a retry of its key is a new publish, not a
+// duplicate pointing at a sequence another event will take.
+TEST_F(HeadCheckpointTest, ADroppedEntrysKeyIsForgotten) {
+  {
+    ASSERT_OK_AND_ASSIGN(auto bus, Open());
+    for (int i = 1; i <= 3; ++i) ASSERT_OK(bus->Publish(NewEvent("pay", i)));
+    Event keyed = NewEvent("pay", 4);
+    keyed.idempotency_key = "charge-1";
+    ASSERT_OK(bus->Publish(keyed));
+    Crash(std::move(bus));
+  }
+  WriteBatch lost;
+  for (uint64_t seq : {2, 3}) lost.Delete(durable::EntryKey("pay", seq));
+  ASSERT_OK(store_->Write(lost, WriteOptions{.sync = true}));
+  ASSERT_OK_AND_ASSIGN(auto bus, Open());
+  Event retry = NewEvent("pay", 400);
+  retry.idempotency_key = "charge-1";
+  ASSERT_OK_AND_ASSIGN(Receipt receipt, bus->Publish(retry));
+  EXPECT_FALSE(receipt.duplicate);
+  EXPECT_EQ(receipt.sequence, 2u);
+  ASSERT_OK_AND_ASSIGN(std::vector<Event> all, ReadAll(*bus, "pay"));
+  EXPECT_THAT(Sequences(all), ElementsAreArray(Range(1, 2)));
+  EXPECT_EQ(all.back().payload, "400");
 }
 
 TEST_F(HeadCheckpointTest, ARefusedFirstPublishLeavesNoStream) {

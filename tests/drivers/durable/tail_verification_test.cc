@@ -129,6 +129,39 @@ TEST_F(TailVerificationTest, SweepDropsEntriesAfterAHoleInTheStore) {
   }
 }
 
+// A damaged entry after a hole is damage, not a lost write: the stream
+// fails naming it, and nothing is dropped.
+TEST_F(TailVerificationTest, ACorruptEntryAfterAHoleFailsTheStream) {
+  Populate({"orders"}, 3);
+  ASSERT_OK(WriteEntries(*store_, "orders", {5, 6}));
+  store_->CorruptReadsOf(durable::EntryKey("orders", 5));
+  ASSERT_OK_AND_ASSIGN(auto bus, Open(/*sweep=*/false));
+  absl::StatusOr<Receipt> receipt = bus->Publish(NewEvent("orders", 4));
+  EXPECT_THAT(receipt, StatusIs(absl::StatusCode::kDataLoss));
+  EXPECT_THAT(std::string(receipt.status().message()), HasSubstr("Eorders/5"));
+  store_->ClearCorruptReads();
+  EXPECT_OK(store_->Get(durable::EntryKey("orders", 6)).status());
+}
+
+// A stream trimmed to nothing still knows its next sequence: an entry after
+// it that skips one follows a hole too.
+TEST_F(TailVerificationTest, AHoleAfterAStreamTrimmedToNothingIsDropped) {
+  Populate({"orders"}, 3);
+  WriteBatch trimmed;
+  for (uint64_t seq : {1, 2, 3}) trimmed.Delete(durable::EntryKey("orders", seq));
+  durable::Head empty;
+  empty.first = 4;
+  empty.next = 4;
+  trimmed.Put(durable::HeadKey("orders"), durable::EncodeHead(empty));
+  ASSERT_OK(store_->Write(trimmed, WriteOptions{.sync = true}));
+  ASSERT_OK(WriteEntries(*store_, "orders", {5, 6}));
+  ASSERT_OK_AND_ASSIGN(auto bus, Open(/*sweep=*/false));
+  ASSERT_OK_AND_ASSIGN(Receipt next, bus->Publish(NewEvent("orders", 400)));
+  EXPECT_EQ(next.sequence, 4u);
+  ASSERT_OK_AND_ASSIGN(std::vector<Event> all, ReadAll(*bus, "orders"));
+  EXPECT_THAT(Sequences(all), ElementsAreArray(Range(4, 4)));
+}
+
 TEST_F(TailVerificationTest, CorruptLastEntryFailsTheStreamNamingTheKey) {
   Populate({"orders", "other"}, 3);
   store_->CorruptReadsOf(durable::EntryKey("orders", 3));

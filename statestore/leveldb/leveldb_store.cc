@@ -21,6 +21,7 @@
 #include "leveldb/write_batch.h"
 #include "statestore/error_iterator.h"
 #include "statestore/leveldb/preallocated_log_env.h"
+#include "statestore/leveldb/table_writes_env.h"
 
 namespace keel {
 
@@ -33,7 +34,8 @@ struct LevelDbStore::Handle {
   }
 
   std::string path;
-  std::unique_ptr<PreallocatedLogEnv> env;  // Null: LevelDB's default Env.
+  std::unique_ptr<TableWritesEnv> table_env;  // Under env, or the database's own.
+  std::unique_ptr<PreallocatedLogEnv> env;    // Null: logs are LevelDB's own files.
   std::unique_ptr<const leveldb::FilterPolicy> filter_policy;
   std::unique_ptr<leveldb::Cache> block_cache;
   std::unique_ptr<leveldb::DB> db;
@@ -214,8 +216,10 @@ absl::StatusOr<std::unique_ptr<LevelDbStore>> LevelDbStore::Open(const Config& c
     std::error_code ignored;
     std::filesystem::create_directories(settings.path, ignored);
   }
+  handle->table_env = std::make_unique<TableWritesEnv>(leveldb::Env::Default());
+  options.env = handle->table_env.get();
   if (settings.preallocate_log) {
-    handle->env = std::make_unique<PreallocatedLogEnv>(leveldb::Env::Default(), settings.path,
+    handle->env = std::make_unique<PreallocatedLogEnv>(handle->table_env.get(), settings.path,
                                                        PreallocatedLogBytes(settings));
     options.env = handle->env.get();
   }

@@ -60,8 +60,11 @@ absl::Status CatchUpHead(StateStore& store, StoreFormat format, absl::string_vie
       repair.last_dropped = seq;
       repair.batch.Delete(it->key());
       if (event->idempotency_key) {
-        KEEL_RETURN_IF_ERROR(
-            StageForgetKey(store, repair.batch, stream, *event->idempotency_key, seq));
+        // A damaged record stays as it was: lookups of its key report it,
+        // and the stream's intact entries stay readable.
+        absl::Status forgot =
+            StageForgetKey(store, repair.batch, stream, *event->idempotency_key, seq);
+        if (!forgot.ok() && forgot.code() != absl::StatusCode::kDataLoss) return forgot;
       }
       continue;
     }

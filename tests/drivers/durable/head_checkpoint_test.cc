@@ -8,6 +8,7 @@
 #include "core/config.h"
 #include "core/logger.h"
 #include "core/stream_policy.h"
+#include "drivers/durable/dedupe_index.h"
 #include "drivers/durable/key_layout.h"
 #include "statestore/fault_injecting_store.h"
 #include "statestore/memory/memory_store.h"
@@ -46,6 +47,26 @@ class HeadCheckpointTest : public ::testing::Test {
     ASSERT_OK(store_->Close());
     bus.reset();
     store_->Reopen();
+  }
+
+  static Event Keyed(absl::string_view stream, absl::string_view key, int n) {
+    Event event = NewEvent(stream, n);
+    event.idempotency_key = std::string(key);
+    return event;
+  }
+
+  // A crash lost sequences 2 and 3 of "pay" and kept 4, which carried the
+  // idempotency key "charge-1".
+  void CrashKeepingAKeyedEntryAfterAHole() {
+    {
+      ASSERT_OK_AND_ASSIGN(auto bus, Open());
+      for (int i = 1; i <= 3; ++i) ASSERT_OK(bus->Publish(NewEvent("pay", i)));
+      ASSERT_OK(bus->Publish(Keyed("pay", "charge-1", 4)));
+      Crash(std::move(bus));
+    }
+    WriteBatch lost;
+    for (uint64_t seq : {2, 3}) lost.Delete(durable::EntryKey("pay", seq));
+    ASSERT_OK(store_->Write(lost, WriteOptions{.sync = true}));
   }
 
   static Event Sized(absl::string_view stream, size_t payload_bytes) {
@@ -189,26 +210,51 @@ TEST_F(HeadCheckpointTest, EntriesWithoutAHeadAreTakenInUpToAHole) {
 // key: 4 is dropped, and a retry of its key is a new publish, not a
 // duplicate pointing at a sequence another event will take.
 TEST_F(HeadCheckpointTest, ADroppedEntrysKeyIsForgotten) {
-  {
-    ASSERT_OK_AND_ASSIGN(auto bus, Open());
-    for (int i = 1; i <= 3; ++i) ASSERT_OK(bus->Publish(NewEvent("pay", i)));
-    Event keyed = NewEvent("pay", 4);
-    keyed.idempotency_key = "charge-1";
-    ASSERT_OK(bus->Publish(keyed));
-    Crash(std::move(bus));
-  }
-  WriteBatch lost;
-  for (uint64_t seq : {2, 3}) lost.Delete(durable::EntryKey("pay", seq));
-  ASSERT_OK(store_->Write(lost, WriteOptions{.sync = true}));
+  CrashKeepingAKeyedEntryAfterAHole();
   ASSERT_OK_AND_ASSIGN(auto bus, Open());
-  Event retry = NewEvent("pay", 400);
-  retry.idempotency_key = "charge-1";
-  ASSERT_OK_AND_ASSIGN(Receipt receipt, bus->Publish(retry));
+  ASSERT_OK_AND_ASSIGN(Receipt receipt, bus->Publish(Keyed("pay", "charge-1", 400)));
   EXPECT_FALSE(receipt.duplicate);
   EXPECT_EQ(receipt.sequence, 2u);
   ASSERT_OK_AND_ASSIGN(std::vector<Event> all, ReadAll(*bus, "pay"));
   EXPECT_THAT(Sequences(all), ElementsAreArray(Range(1, 2)));
   EXPECT_EQ(all.back().payload, "400");
+}
+
+// The same with the key's record damaged: the stream stays usable, and a
+// lookup of that key reports the damage.
+TEST_F(HeadCheckpointTest, ADamagedKeyRecordOfADroppedEntryIsLeftAsItIs) {
+  CrashKeepingAKeyedEntryAfterAHole();
+  store_->CorruptReadsOf(durable::DedupeKey("pay", "charge-1"));
+  ASSERT_OK_AND_ASSIGN(auto bus, Open());
+  ASSERT_OK_AND_ASSIGN(Receipt receipt, bus->Publish(NewEvent("pay", 400)));
+  EXPECT_EQ(receipt.sequence, 2u);
+  EXPECT_THAT(bus->Publish(Keyed("pay", "charge-1", 401)), StatusIs(absl::StatusCode::kDataLoss));
+}
+
+// The same when the stream has no head: the adoption's repair is written
+// before the group's idempotency lookups, so a retry of the dropped entry's
+// key in the stream's first publish is not a duplicate.
+TEST_F(HeadCheckpointTest, AKeyOfAnEntryDroppedAtAdoptionIsForgotten) {
+  ASSERT_OK(WriteEntries(*store_, "pay", {4, 5}));
+  Event keyed = Keyed("pay", "charge-1", 7);
+  keyed.time = absl::Now();
+  WriteBatch orphan;
+  orphan.Put(durable::EntryKey("pay", 7), durable::EncodeEntry(keyed));
+  durable::StageDedupe(orphan, "pay", "charge-1", DedupeHit{7, keyed.id},
+                       absl::Now() + absl::Hours(1));
+  ASSERT_OK(store_->Write(orphan, WriteOptions{.sync = true}));
+  ASSERT_OK_AND_ASSIGN(auto bus, Open());
+  ASSERT_OK_AND_ASSIGN(Receipt receipt, bus->Publish(Keyed("pay", "charge-1", 600)));
+  EXPECT_FALSE(receipt.duplicate);
+  EXPECT_EQ(receipt.sequence, 6u);
+}
+
+// With sync=always every write is synced already: no barrier is added.
+TEST_F(HeadCheckpointTest, SyncAlwaysAddsNoBarrier) {
+  ASSERT_OK_AND_ASSIGN(auto bus, Open(/*checkpoint_bytes=*/0));
+  const uint64_t synced = store_->synced_writes();
+  for (int i = 0; i < 5; ++i) ASSERT_OK(bus->Publish(NewEvent("log", i)));
+  EXPECT_EQ(store_->synced_writes(), synced + 5);
 }
 
 TEST_F(HeadCheckpointTest, ARefusedFirstPublishLeavesNoStream) {

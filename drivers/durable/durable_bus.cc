@@ -78,11 +78,12 @@ class DurableBus final : public DriverBase {
     WriteBatch batch;
     struct Staged {
       Head head;
-      bool unstored;  // The store had no head for the stream: this one is written.
+      bool unstored;         // The store had no head for the stream: this one is written.
+      bool trimmed = false;  // A trim moved its first sequence: this one is written.
     };
     absl::flat_hash_map<absl::string_view, Staged> heads;
-    // A head is staged that accounts for entries of earlier writes (a trim's,
-    // or any checkpoint's but a stream's first): those must be on disk first.
+    // A head is staged that accounts for entries of earlier writes (any but
+    // a stream's first): those must be on disk first. Set by StageHeads.
     bool needs_barrier = false;
     // Idempotency keys appended by this group: "<stream>\0<key>".
     absl::flat_hash_map<std::string, DedupeHit> keys;
@@ -112,7 +113,7 @@ class DurableBus final : public DriverBase {
   absl::Status WriteGroup(const GroupState& state);
   // The stream's head as this group has it so far. A stream the store had
   // no head for is checked for entries first (AdoptHeadless).
-  absl::StatusOr<Head*> StagedHead(GroupState& state, absl::string_view stream);
+  absl::StatusOr<GroupState::Staged*> StagedHead(GroupState& state, absl::string_view stream);
   absl::Status AdoptHeadless(absl::string_view stream, Head& head);
   absl::Status StageAppend(GroupState& state, PendingAppend& append);
   absl::Status StageMaintenance(GroupState& state, PendingAppend& append);
@@ -208,13 +209,14 @@ absl::StatusOr<std::vector<Receipt>> DurableBus::Outcome(OwnedAppend& owned, abs
   return std::move(owned.receipts);
 }
 
-absl::StatusOr<Head*> DurableBus::StagedHead(GroupState& state, absl::string_view stream) {
+absl::StatusOr<DurableBus::GroupState::Staged*> DurableBus::StagedHead(GroupState& state,
+                                                                       absl::string_view stream) {
   auto it = state.heads.find(stream);
-  if (it != state.heads.end()) return &it->second.head;
+  if (it != state.heads.end()) return &it->second;
   Head head = CurrentHead(stream);
   const bool unstored = !head.started();
   if (unstored) KEEL_RETURN_IF_ERROR(AdoptHeadless(stream, head));
-  return &state.heads.emplace(stream, GroupState::Staged{head, unstored}).first->second.head;
+  return &state.heads.emplace(stream, GroupState::Staged{head, unstored}).first->second;
 }
 
 // A stream's first commit writes its head; later ones do not, until a
@@ -268,8 +270,8 @@ absl::Status DurableBus::StageAppend(GroupState& state, PendingAppend& append) {
   KEEL_RETURN_IF_ERROR(verifier_.Ensure(append.stream));
   std::vector<Event>& events = *append.events;
   const AppendRequest& request = *append.request;
-  KEEL_ASSIGN_OR_RETURN(Head * staged, StagedHead(state, append.stream));
-  Head& head = *staged;
+  KEEL_ASSIGN_OR_RETURN(GroupState::Staged * staged, StagedHead(state, append.stream));
+  Head& head = staged->head;
   const absl::Time now = context().clock->Now();
   absl::Status lookup_error;
   auto lookup = [&](absl::string_view key) -> std::optional<DedupeHit> {
@@ -323,10 +325,10 @@ absl::Status DurableBus::StageAppend(GroupState& state, PendingAppend& append) {
 
 absl::Status DurableBus::StageMaintenance(GroupState& state, PendingAppend& append) {
   if (append.trim != nullptr) {
-    KEEL_ASSIGN_OR_RETURN(Head * head, StagedHead(state, append.stream));
-    KEEL_RETURN_IF_ERROR(
-        durable::ApplyTrim(*store_, format_, state.batch, append.stream, *append.trim, *head));
-    state.needs_barrier = true;
+    KEEL_ASSIGN_OR_RETURN(GroupState::Staged * staged, StagedHead(state, append.stream));
+    KEEL_RETURN_IF_ERROR(durable::ApplyTrim(*store_, format_, state.batch, append.stream,
+                                            *append.trim, staged->head));
+    staged->trimmed = true;
     return absl::OkStatus();
   }
   KEEL_ASSIGN_OR_RETURN(*append.collect,
@@ -404,7 +406,7 @@ std::vector<absl::string_view> DurableBus::StageHeads(GroupState& state, bool ch
   std::vector<absl::string_view> unwritten;
   for (const auto& [stream, staged] : state.heads) {
     if (!staged.head.started()) continue;  // Nothing appended (a refused first publish).
-    if (checkpoint || staged.unstored) {
+    if (checkpoint || staged.unstored || staged.trimmed) {
       state.batch.Put(durable::HeadKey(stream), EncodeHead(staged.head));
       // A stored head lags: this one accounts for earlier writes' entries too.
       if (!staged.unstored) state.needs_barrier = true;

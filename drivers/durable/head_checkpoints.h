@@ -9,8 +9,8 @@
 // commit writes a stream's head only when the store has none yet, and writes
 // every head that lags its entries once the bytes committed since the last
 // checkpoint reach `interval_bytes` (or when forced, as the bus closes). The
-// bus syncs before writing a head without its stream's entries, so that no
-// head outlives its entries (DurableBus::WriteGroup).
+// bus syncs before writing any head but a stream's first, so that no head
+// outlives any of its entries (DurableBus::WriteGroup).
 //
 // A lagging head is correct, only incomplete: recovery catches it up from
 // the entries after it (VerifyTail), so `interval_bytes` bounds what each

@@ -58,7 +58,6 @@ absl::Status ApplyTrim(StateStore& store, StoreFormat format, WriteBatch& batch,
     trimmed.oldest_time = event->time;
   }
   for (uint64_t seq = plan.from; seq < plan.new_first; ++seq) batch.Delete(EntryKey(stream, seq));
-  batch.Put(HeadKey(stream), EncodeHead(trimmed));
   head = trimmed;
   return absl::OkStatus();
 }

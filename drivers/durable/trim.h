@@ -3,9 +3,10 @@
 //
 // PlanTrim reads entries from the head's first sequence (entries are
 // immutable, so it needs no lock) and decides how far the first sequence
-// moves; the committer then applies the plan with ApplyTrim in one batch
-// that deletes the entries and rewrites the head, after checking that the
-// head's first sequence is still the one planned from.
+// moves; the committer then applies the plan with ApplyTrim, which stages
+// the deletes and moves the staged head (the commit writes that head with
+// them), after checking that the head's first sequence is still the one
+// planned from.
 //
 // Thread safety: PlanTrim may run anywhere; ApplyTrim on the committer.
 #ifndef KEEL_DRIVERS_DURABLE_TRIM_H_
@@ -36,7 +37,8 @@ absl::StatusOr<TrimPlan> PlanTrim(StateStore& store, StoreFormat format,
                                   absl::string_view stream, const Head& head,
                                   const RetentionLimits& limits, absl::Time now, uint64_t budget);
 
-// Stages the plan into `batch` and updates `head`; kAborted when the head's
+// Stages the plan's deletes into `batch` and updates `head`, which the
+// caller writes in the same batch; kAborted when the head's
 // first sequence moved since planning (another trim won; plan again).
 absl::Status ApplyTrim(StateStore& store, StoreFormat format, WriteBatch& batch,
                        absl::string_view stream, const TrimPlan& plan, Head& head);

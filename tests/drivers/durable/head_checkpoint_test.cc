@@ -184,6 +184,23 @@ TEST_F(HeadCheckpointTest, HeadsOverEarlierWritesWaitForASync) {
   EXPECT_EQ(store_->synced_writes(), declared + 1);
 }
 
+// A trim writes its stream's head with its deletes, checkpoint or not: a
+// crash right after it keeps the trimmed bounds.
+TEST_F(HeadCheckpointTest, ATrimsHeadIsWrittenWithItsDeletes) {
+  {
+    ASSERT_OK_AND_ASSIGN(auto bus, Open());
+    for (int i = 0; i < 5; ++i) ASSERT_OK(bus->Publish(NewEvent("log", i)));
+    ASSERT_OK(bus->Declare("log", *StreamPolicy::Parse("max_events=3")));
+    ASSERT_OK_AND_ASSIGN(TrimReport report, bus->Trim(100));
+    ASSERT_EQ(report.events, 2u);
+    Crash(std::move(bus));
+  }
+  ASSERT_OK_AND_ASSIGN(auto bus, Open());
+  ASSERT_OK_AND_ASSIGN(StreamInfo info, bus->replayer()->Bounds("log"));
+  EXPECT_EQ(info.first_sequence, 3u);
+  EXPECT_EQ(info.count, 3u);
+}
+
 // A crash that kept a stream's later entries but lost the first write, the
 // one with its head (LevelDB may lose an earlier unsynced log block and keep
 // a later one): the next publish continues after those entries, up to a

@@ -54,28 +54,31 @@ TEST(PublishBodyTest, NullFieldsAreAbsentAndBase64DataKeepsItsType) {
   EXPECT_TRUE(body.was_array);
 }
 
-TEST(PublishBodyTest, HeadersApplyWhereTheyMayAndAgreeWithTheBody) {
-  ASSERT_OK_AND_ASSIGN(PublishBody body, ParsePublishBody(R"({"type":"t"})", "hk", "4"));
+using Parser = absl::StatusOr<PublishBody> (*)(absl::string_view body,
+                                               absl::string_view header_idempotency_key,
+                                               absl::string_view header_expected);
+
+// The header rules, for a parser: headers apply where the body says
+// nothing, the body's own key wins, and an expected sequence stated twice
+// must agree.
+void ExpectHeadersApplyAndAgreeWithTheBody(Parser parse) {
+  ASSERT_OK_AND_ASSIGN(PublishBody body, parse(R"({"type":"t"})", "hk", "4"));
   EXPECT_EQ(body.events[0].idempotency_key, "hk");
   EXPECT_EQ(body.expected_last_sequence, 4u);
-  ASSERT_OK_AND_ASSIGN(body, ParsePublishBody(R"({"type":"t","idempotencyKey":"bk"})", "hk", ""));
+  ASSERT_OK_AND_ASSIGN(body, parse(R"({"type":"t","idempotencyKey":"bk"})", "hk", ""));
   EXPECT_EQ(body.events[0].idempotency_key, "bk") << "the body's own key wins";
+  EXPECT_THAT(parse(R"({"type":"t","expectedLastSequence":3})", "", "4"),
+              StatusIs(absl::StatusCode::kInvalidArgument));
 }
 
-// The same rules where the plain-event path declines the body (dataBase64
-// goes to the general parser).
+TEST(PublishBodyTest, HeadersApplyWhereTheyMayAndAgreeWithTheBody) {
+  ExpectHeadersApplyAndAgreeWithTheBody(&ParsePublishBody);
+}
+
+// The same rules in the general parser, which ParsePublishBody's plain-event
+// path leaves the bodies it declines to.
 TEST(PublishBodyTest, HeadersApplyAlikeInTheGeneralParser) {
-  ASSERT_OK_AND_ASSIGN(PublishBody body,
-                       ParsePublishBody(R"({"type":"t","dataBase64":"AQ=="})", "hk", "4"));
-  EXPECT_EQ(body.events[0].idempotency_key, "hk");
-  EXPECT_EQ(body.expected_last_sequence, 4u);
-  ASSERT_OK_AND_ASSIGN(
-      body,
-      ParsePublishBody(R"({"type":"t","dataBase64":"AQ==","idempotencyKey":"bk"})", "hk", ""));
-  EXPECT_EQ(body.events[0].idempotency_key, "bk") << "the body's own key wins";
-  EXPECT_THAT(
-      ParsePublishBody(R"({"type":"t","dataBase64":"AQ==","expectedLastSequence":3})", "", "4"),
-      StatusIs(absl::StatusCode::kInvalidArgument));
+  ExpectHeadersApplyAndAgreeWithTheBody(&ParsePublishBodyGeneral);
 }
 
 TEST(PublishBodyTest, BadBodiesAreRefusedWithTheirReason) {

@@ -51,6 +51,7 @@
 #include "cmd/keel/bench/bench_process.h"
 #include "cmd/keel/bench/bench_report.h"
 #include "cmd/keel/bench/http_load.h"
+#include "cmd/keel/server/server.h"
 #include "core/mutex.h"
 #include "core/status_macros.h"
 
@@ -88,7 +89,7 @@ struct SseOptions {
   std::string sync = "always";
   int io_threads = 2;
   std::string flush;  // The daemon's --sse-flush; empty: its default.
-  int sse_threads = 0;  // The daemon's --sse-threads; 0: its default.
+  int sse_threads = server::DefaultSseThreads();  // The daemon's --sse-threads.
   double drain_timeout = 30;
   bool fanout = true;
   bool catchup = true;
@@ -126,7 +127,7 @@ absl::StatusOr<SseOptions> OptionsFrom(const po::variables_map& vars) {
   if (o.sync != "none" && o.sync != "always" && o.sync != "interval") {
     return absl::InvalidArgumentError("--sse-sync: none, interval or always");
   }
-  if (o.connections < 1 || o.publishers < 1 || o.client_threads < 1 || o.io_threads < 1 || o.sse_threads < 0 ||
+  if (o.connections < 1 || o.publishers < 1 || o.client_threads < 1 || o.io_threads < 1 || o.sse_threads < 1 ||
       o.rate <= 0 || o.seconds <= 0 || o.catchup_events < 1 || o.catchup_batch < 1 ||
       o.payload_bytes > 10'000) {
     return absl::InvalidArgumentError("counts and durations must be positive");
@@ -230,20 +231,14 @@ size_t NewlineBefore(absl::string_view text, absl::string_view prefix) {
   return absl::string_view::npos;
 }
 
-// The publish time `"ts":` in the event's data, looked for in the last 64
-// bytes (data comes last but for attributes) before the whole JSON.
+// The publish time `"ts":` in the event's data, in its last 64 bytes: the
+// publishers write it last in the data, which the daemon writes last in
+// the event (these events have no attributes).
 bool PublishTimeOf(absl::string_view json, uint64_t& ts) {
   constexpr absl::string_view kKey = "\"ts\":";
   const size_t tail = json.size() > 64 ? json.size() - 64 : 0;
-  size_t at = json.substr(tail).rfind(kKey);
-  if (at != absl::string_view::npos) {
-    at += tail;
-  } else {
-    const void* hit = memmem(json.data(), json.size(), kKey.data(), kKey.size());
-    if (hit == nullptr) return false;
-    at = static_cast<size_t>(static_cast<const char*>(hit) - json.data());
-  }
-  return LeadingNumber(json.substr(at + kKey.size()), ts);
+  const size_t at = json.substr(tail).rfind(kKey);
+  return at != absl::string_view::npos && LeadingNumber(json.substr(tail + at + kKey.size()), ts);
 }
 
 // One SSE connection. Asio connects it and sends the request; then the
@@ -590,9 +585,8 @@ absl::StatusOr<Daemon> StartDaemon(const SseOptions& o, const std::string& root)
       self,          "daemon",  "--listen",     "127.0.0.1:0",
       "--port-file", port_file, "--data-dir",   (fs::path(root) / "data").string(),
       "--sync",      o.sync,    "--io-threads", absl::StrCat(o.io_threads),
-      "--log-level", "warn"};
+      "--sse-threads", absl::StrCat(o.sse_threads), "--log-level", "warn"};
   if (!o.flush.empty()) argv.insert(argv.end(), {"--sse-flush", o.flush});
-  if (o.sse_threads > 0) argv.insert(argv.end(), {"--sse-threads", absl::StrCat(o.sse_threads)});
   Daemon daemon;
   daemon.command = absl::StrJoin(argv, " ");
   KEEL_ASSIGN_OR_RETURN(daemon.process,
@@ -888,8 +882,8 @@ class SseBench final : public BenchMode {
         "sse-io-threads", po::value<int>()->default_value(2), "the daemon's --io-threads")(
         "sse-flush", po::value<std::string>()->default_value(""),
         "the daemon's --sse-flush (default: the daemon's default)")(
-        "sse-threads", po::value<int>()->default_value(0),
-        "the daemon's --sse-threads (0: the daemon's default)")(
+        "sse-threads", po::value<int>()->default_value(server::DefaultSseThreads()),
+        "the daemon's --sse-threads")(
         "sse-drain-timeout", po::value<double>()->default_value(30),
         "seconds without progress after which missing deliveries count as lost")(
         "sse-cases", po::value<std::string>()->default_value("fanout,catchup"),
@@ -941,7 +935,7 @@ absl::Status SseBench::RunAll(SseOptions o, std::ostream& out) const {
   KEEL_ASSIGN_OR_RETURN(Daemon daemon, StartDaemon(o, root));
   out << "keel bench sse" << (o.quick ? " --quick (smoke run: figures are not meaningful)" : "")
       << "\n  daemon: child process, pid " << daemon.process.pid() << ": " << daemon.command
-      << "\n  clients: " << o.client_threads << " Asio thread(s) in this process; " << limit_note
+      << "\n  clients: " << o.client_threads << " reader thread(s) in this process; " << limit_note
       << "\n  machine: " << std::thread::hardware_concurrency()
       << " CPUs, shared by the daemon, the clients and the publisher\n";
 

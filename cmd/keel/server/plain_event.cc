@@ -199,27 +199,28 @@ bool TakeAttributes(Scanner& scanner, std::map<std::string, std::string>& attrib
   return scanner.Take('}');
 }
 
-// A string member's value, into the event (or its partition key).
-void TakeString(EventField field, absl::string_view value, Event& event,
+// A string member's value, into the event (or its partition key); false for
+// a field that is not one this path takes as a plain string.
+bool TakeString(EventField field, absl::string_view value, Event& event,
                 std::string& partition_key) {
   switch (field) {
     case EventField::kType:
       event.type = std::string(value);
-      break;
+      return true;
     case EventField::kTenant:
       event.tenant = std::string(value);
-      break;
+      return true;
     case EventField::kId:
       event.id = std::string(value);
-      break;
+      return true;
     case EventField::kIdempotencyKey:
       if (!value.empty()) event.idempotency_key = std::string(value);
-      break;
+      return true;
     case EventField::kPartitionKey:
       partition_key = std::string(value);
-      break;
-    default:  // Not a string member: TakeMember does not call this for it.
-      break;
+      return true;
+    default:  // dataBase64, contentType, expectedLastSequence.
+      return false;
   }
 }
 
@@ -235,16 +236,8 @@ bool TakeMember(EventField field, Scanner& scanner, Event& event, std::string& p
       if (!scanner.Value(value)) return false;
       data = value;
       return true;
-    case EventField::kType:
-    case EventField::kTenant:
-    case EventField::kId:
-    case EventField::kIdempotencyKey:
-    case EventField::kPartitionKey:
-      if (!scanner.PlainString(value)) return false;
-      TakeString(field, value, event, partition_key);
-      return true;
-    default:  // dataBase64, contentType, expectedLastSequence.
-      return false;
+    default:
+      return scanner.PlainString(value) && TakeString(field, value, event, partition_key);
   }
 }
 

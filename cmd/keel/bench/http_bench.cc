@@ -394,17 +394,19 @@ CaseTotals Settle(absl::Duration longest) {
   const double cpu_before = MachineBusyCpuSeconds();
   const absl::Time start = absl::Now();
   absl::Time quiet_from = start + longest;
+  double cpu = cpu_before;  // Each probe starts where the last one ended.
   while (absl::Now() < start + longest) {
     const absl::Time probe_start = absl::Now();
-    const double before = MachineBusyCpuSeconds();
     std::this_thread::sleep_for(std::chrono::milliseconds(100));
-    if (MachineBusyCpuSeconds() - before < kQuietCpuSeconds) {
+    const double probe_before = cpu;
+    cpu = MachineBusyCpuSeconds();
+    if (cpu - probe_before < kQuietCpuSeconds) {
       quiet_from = probe_start;
       break;
     }
   }
   busy.seconds = absl::ToDoubleSeconds(quiet_from - start);
-  busy.server_cpu = MachineBusyCpuSeconds() - cpu_before;
+  busy.server_cpu = cpu - cpu_before;
   return busy;
 }
 

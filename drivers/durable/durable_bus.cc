@@ -234,8 +234,7 @@ absl::Status DurableBus::AdoptHeadless(absl::string_view stream, Head& head) {
   if (!repair.changed()) return absl::OkStatus();
   // Written at once, as the verifier writes its repairs: an idempotency key
   // looked up while this group is staged must not find a dropped entry's.
-  repair.batch.Put(durable::HeadKey(stream), EncodeHead(found));
-  KEEL_RETURN_IF_ERROR(store_->Write(repair.batch, WriteOptions{.sync = true}));
+  KEEL_RETURN_IF_ERROR(durable::WriteRepair(*store_, stream, repair, found));
   context().logger->Warn(absl::StrCat("durable: stream '", stream,
                                       "' had entries but no head record (a crash lost its "
                                       "first write); next sequence ",

@@ -113,6 +113,12 @@ absl::StatusOr<TailRepair> VerifyTail(StateStore& store, StoreFormat format,
   return repair;
 }
 
+absl::Status WriteRepair(StateStore& store, absl::string_view stream, TailRepair& repair,
+                         const Head& head) {
+  repair.batch.Put(HeadKey(stream), EncodeHead(head));
+  return store.Write(repair.batch, WriteOptions{.sync = true});
+}
+
 void LogDropped(Logger& logger, absl::string_view stream, const TailRepair& repair,
                 const Head& head) {
   if (repair.dropped == 0) return;

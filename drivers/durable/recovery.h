@@ -58,6 +58,11 @@ struct TailRepair {
 absl::StatusOr<TailRepair> VerifyTail(StateStore& store, StoreFormat format,
                                       absl::string_view stream, Head& head);
 
+// Writes a changed repair: `head` and the repair's deletes, in one synced
+// write.
+absl::Status WriteRepair(StateStore& store, absl::string_view stream, TailRepair& repair,
+                         const Head& head);
+
 // Warns of the entries `repair` dropped, if any (`head`: the repaired head).
 void LogDropped(Logger& logger, absl::string_view stream, const TailRepair& repair,
                 const Head& head);

@@ -1,6 +1,7 @@
 #include "drivers/durable/tail_verifier.h"
 
 #include "absl/strings/str_cat.h"
+#include "core/status_macros.h"
 #include "drivers/durable/recovery.h"
 
 namespace keel::durable {
@@ -50,11 +51,7 @@ absl::Status TailVerifier::Check(const std::string& stream, Head head) {
     return repair.status();
   }
   if (!repair->changed()) return absl::OkStatus();
-  repair->batch.Put(HeadKey(stream), EncodeHead(head));
-  if (absl::Status status = store_.Write(repair->batch, WriteOptions{.sync = true});
-      !status.ok()) {
-    return status;
-  }
+  KEEL_RETURN_IF_ERROR(WriteRepair(store_, stream, *repair, head));
   // Not a warning: heads are written at checkpoints (head_checkpoints.h), so
   // after a crash or kill most streams' heads lag their last events.
   if (repair->caught_up) {

@@ -23,6 +23,7 @@ struct ApiCall {
   // Print each element of this array member on its own line instead of the
   // whole body (e.g. "groups").
   std::string lines_of;
+  std::string token;  // --auth-token.
 };
 
 // Returns the exit code: kExitOk, kExitUsage (bad --server) or kExitFailure.

@@ -2,6 +2,7 @@
 
 #include <boost/program_options/value_semantic.hpp>
 
+#include "cmd/keel/client/http_client.h"
 #include "core/status_macros.h"
 
 namespace keel::cli {
@@ -58,7 +59,16 @@ std::string ActionIn(const po::variables_map& vars,
 
 void AddServerOption(po::options_description& options) {
   options.add_options()("server", po::value<std::string>()->default_value("127.0.0.1:8080"),
-                        "daemon address, HOST:PORT");
+                        "daemon address, HOST:PORT")(
+      "auth-token", po::value<std::string>()->default_value(""),
+      "bearer token for a daemon started with --auth-tokens (best kept in a --config file: "
+      "a flag shows in the process list)");
+}
+
+client::ClientOptions ClientOptionsFrom(const po::variables_map& vars) {
+  client::ClientOptions options;
+  options.token = vars["auth-token"].as<std::string>();
+  return options;
 }
 
 }  // namespace keel::cli

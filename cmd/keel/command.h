@@ -21,6 +21,10 @@
 #include "absl/status/statusor.h"
 #include "core/config.h"
 
+namespace keel::client {
+struct ClientOptions;
+}  // namespace keel::client
+
 namespace keel::cli {
 
 namespace po = boost::program_options;
@@ -70,8 +74,11 @@ std::string ActionIn(const po::variables_map& vars,
                      std::initializer_list<absl::string_view> actions);
 
 // `--server HOST:PORT` (default 127.0.0.1:8080): the daemon a client
-// subcommand talks to.
+// subcommand talks to, and `--auth-token`: the bearer token it sends (a daemon
+// with --auth-tokens).
 void AddServerOption(po::options_description& options);
+// The client options those give: the token (ClientOptions::token).
+client::ClientOptions ClientOptionsFrom(const po::variables_map& vars);
 
 // Exit codes.
 inline constexpr int kExitOk = 0;

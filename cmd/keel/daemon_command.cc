@@ -12,6 +12,7 @@
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "cmd/keel/command.h"
+#include "cmd/keel/server/access_tokens.h"
 #include "cmd/keel/server/api.h"
 #include "cmd/keel/server/metrics.h"
 #include "cmd/keel/server/server.h"
@@ -70,6 +71,12 @@ absl::StatusOr<server::ServerOptions> ServerOptionsFrom(const po::variables_map&
   options.blocking_threads = vars["blocking-threads"].as<int>();
   options.body_limit = vars["body-limit"].as<size_t>();
   options.cors_origin = vars["cors-origin"].as<std::string>();
+  options.rate_limit = vars["rate-limit"].as<double>();
+  options.rate_burst = vars["rate-burst"].as<double>();
+  if (const std::string& path = vars["auth-tokens"].as<std::string>(); !path.empty()) {
+    KEEL_ASSIGN_OR_RETURN(server::AccessTokens tokens, server::AccessTokens::Load(path));
+    options.access_tokens = std::make_shared<const server::AccessTokens>(std::move(tokens));
+  }
   Config durations;
   durations.Set("sse-keepalive", vars["sse-keepalive"].as<std::string>());
   durations.Set("idle-timeout", vars["idle-timeout"].as<std::string>());
@@ -106,6 +113,17 @@ absl::Status Declare(EventBus& bus, const std::vector<StreamDeclaration>& declar
     KEEL_RETURN_IF_ERROR(bus.Declare(declaration.stream, declaration.policy));
   }
   return absl::OkStatus();
+}
+
+// spdlog reads a name it does not know as "off": a typo would silence the
+// daemon's log.
+absl::StatusOr<spdlog::level::level_enum> LogLevel(const std::string& name) {
+  const spdlog::level::level_enum level = spdlog::level::from_str(name);
+  if (level == spdlog::level::off && name != "off") {
+    return absl::InvalidArgumentError(
+        absl::StrCat("--log-level wants debug, info, warn, error or off, got '", name, "'"));
+  }
+  return level;
 }
 
 // Blocks SIGINT/SIGTERM (threads started later inherit the mask) and
@@ -151,6 +169,14 @@ class DaemonCommand : public Command {
          "(events arriving in between leave in one write; 0 = write as they come)")
         ("cors-origin", po::value<std::string>()->default_value("*"),
          "Access-Control-Allow-Origin value (empty for none)")
+        ("auth-tokens", po::value<std::string>()->default_value(""),
+         "file of bearer tokens, one '<read|write> <token>' per line: requests must then "
+         "carry one (Authorization: Bearer, or ?access_token= on a GET); empty = no tokens")
+        ("rate-limit", po::value<double>()->default_value(0),
+         "requests per second each client address may send on average (0 = no limit); "
+         "over it: 429 with Retry-After")
+        ("rate-burst", po::value<double>()->default_value(0),
+         "requests a client may send at once before --rate-limit applies (0 = one second's worth)")
         ("shutdown-timeout", po::value<std::string>()->default_value("10s"),
          "how long shutdown waits for in-flight requests and SSE streams")
         ("port-file", po::value<std::string>()->default_value(""),
@@ -166,11 +192,13 @@ class DaemonCommand : public Command {
         ("trim-interval", po::value<std::string>()->default_value("1s"),
          "how often the retention trimmer looks for streams over a bound")
         ("log-level", po::value<std::string>()->default_value("info"),
-         "debug, info, warn or error");
+         "debug, info, warn, error or off");
   }
 
   int Run(const po::variables_map& vars, CommandIo& io) const override {
-    spdlog::set_level(spdlog::level::from_str(vars["log-level"].as<std::string>()));
+    absl::StatusOr<spdlog::level::level_enum> level = LogLevel(vars["log-level"].as<std::string>());
+    if (!level.ok()) return UsageError(io, "keel daemon", level.status().message());
+    spdlog::set_level(*level);
     absl::StatusOr<Config> config = BusConfig(vars);
     absl::StatusOr<server::ServerOptions> options =
         config.ok() ? ServerOptionsFrom(vars, *config) : config.status();

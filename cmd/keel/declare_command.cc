@@ -48,7 +48,7 @@ class DeclareCommand : public Command {
     if (!vars.count("stream")) {
       return UsageError(io, "keel declare", "--stream is required");
     }
-    client::HttpClient http(server->host, server->port);
+    client::HttpClient http(server->host, server->port, ClientOptionsFrom(vars));
     absl::StatusOr<client::ClientResponse> response =
         http.Request("PUT", client::BuildTarget({"v1", "streams", vars["stream"].as<std::string>()}),
                      server::PolicyJson(*policy), {{"Content-Type", "application/json"}});

@@ -77,7 +77,8 @@ class GroupCommand : public Command {
     if (action.empty()) return usage("give an action: consume, commit, seek, show or list");
     if (!vars.count("stream")) return usage("--stream is required");
     const std::string stream = vars["stream"].as<std::string>();
-    ApiCall call{kName, vars["server"].as<std::string>(), "GET", "", "", ""};
+    ApiCall call{kName, vars["server"].as<std::string>(), "GET", "", "", "",
+                 vars["auth-token"].as<std::string>()};
     if (action == "list") {
       call.target = client::BuildTarget({"v1", "streams", stream, "groups"});
       call.lines_of = "groups";

@@ -99,7 +99,7 @@ class PublishCommand : public Command {
       headers.emplace_back("Idempotency-Key", vars["idempotency-key"].as<std::string>());
     }
 
-    client::HttpClient http(server->host, server->port);
+    client::HttpClient http(server->host, server->port, ClientOptionsFrom(vars));
     absl::StatusOr<client::ClientResponse> response = http.PostJson(
         client::BuildTarget({"v1", "streams", vars["stream"].as<std::string>(), "events"}),
         json::serialize(body), headers);

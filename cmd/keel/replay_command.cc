@@ -88,7 +88,7 @@ class ReplayCommand : public Command {
     std::string after = vars["after"].as<std::string>();
     // The first page may start at a time; later pages continue from `next`.
     std::string after_time = vars.count("after-time") ? vars["after-time"].as<std::string>() : "";
-    client::HttpClient http(server->host, server->port);
+    client::HttpClient http(server->host, server->port, ClientOptionsFrom(vars));
     while (true) {
       std::vector<std::pair<std::string, std::string>> query;
       if (after_time.empty()) {

@@ -54,7 +54,7 @@ class StreamsCommand : public Command {
         query.emplace_back("limit", absl::StrCat(vars["limit"].as<size_t>()));
       target = client::BuildTarget({"v1", "streams"}, query);
     }
-    client::HttpClient http(server->host, server->port);
+    client::HttpClient http(server->host, server->port, ClientOptionsFrom(vars));
     absl::StatusOr<client::ClientResponse> response = http.Get(target);
     absl::Status status = response.ok() ? client::ErrorFromResponse(*response) : response.status();
     if (status.ok()) {

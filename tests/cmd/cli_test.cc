@@ -12,6 +12,7 @@
 #include <string>
 #include <vector>
 
+#include "absl/strings/str_join.h"
 #include "cmd/keel/command.h"
 #include "core/driver_factory.h"
 #include "tests/cmd/run_keel.h"
@@ -129,6 +130,27 @@ TEST(CliTest, DaemonRefusesAHeaderBreakInCorsOrigin) {
                       "https://a.example\r\nSet-Cookie: x=1"});
   EXPECT_EQ(r.code, kExitUsage);
   EXPECT_THAT(r.err, HasSubstr("CORS origin must not contain control characters"));
+}
+
+TEST(CliTest, DaemonRefusesBadAccessRateAndLogOptionsBeforeStarting) {
+  const std::vector<std::string> base = {"daemon", "--listen", "127.0.0.1:0", "--driver", "memory"};
+  const struct {
+    std::vector<std::string> extra;
+    std::string message;
+  } cases[] = {
+      {{"--auth-tokens", "/nonexistent/keel-tokens"}, "cannot read access tokens file"},
+      {{"--rate-limit", "-1"}, "rate limit must be a number of requests per second >= 0"},
+      {{"--rate-limit", "10", "--rate-burst", "0.5"}, "rate burst must be at least 1"},
+      {{"--log-level", "verbose"}, "--log-level wants debug, info, warn, error or off"},
+  };
+  for (const auto& c : cases) {
+    std::vector<std::string> args = base;
+    args.insert(args.end(), c.extra.begin(), c.extra.end());
+    SCOPED_TRACE(absl::StrJoin(c.extra, " "));
+    Result r = RunKeel(args);
+    EXPECT_EQ(r.code, kExitUsage);
+    EXPECT_THAT(r.err, HasSubstr(c.message));
+  }
 }
 
 TEST(CliTest, SelftestPassesOnTheMemoryDriver) {

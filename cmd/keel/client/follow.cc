@@ -30,6 +30,7 @@ absl::StatusOr<std::string> HeadCursor(const std::string& host, uint16_t port,
   ClientOptions client_options;
   client_options.connect_timeout = options.connect_timeout;
   client_options.request_timeout = options.connect_timeout;
+  client_options.token = options.token;
   HttpClient http(host, port, client_options);
   absl::StatusOr<ClientResponse> response = http.Get(BuildTarget({"v1", "streams", options.stream}));
   if (!response.ok()) return response.status();
@@ -78,6 +79,7 @@ absl::Status FollowStream(const std::string& host, uint16_t port, FollowOptions 
       sse.tenant = options.tenant;
       sse.type = options.type;
       sse.connect_timeout = options.connect_timeout;
+      sse.token = options.token;
       absl::StatusOr<std::unique_ptr<SseReader>> reader = SseReader::Open(host, port, sse);
       if (!reader.ok()) return reader.status();
       while (true) {

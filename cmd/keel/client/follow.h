@@ -37,6 +37,7 @@ struct FollowOptions {
   std::string last_event_id;     // Resume position; takes precedence over `after`.
   std::string tenant;
   std::string type;              // Type prefix.
+  std::string token;             // As ClientOptions::token.
 
   int max_retries = 10;  // Consecutive failed attempts before giving up.
   absl::Duration default_retry = absl::Seconds(1);

@@ -50,6 +50,7 @@ class HttpClient::Impl {
     request.version(11);
     request.set(http::field::host, absl::StrCat(host_, ":", port_));
     request.set(http::field::user_agent, "keel-client");
+    SetToken(request, options_.token);
     for (const auto& [name, value] : headers) request.set(name, value);
     request.body() = std::string(body);
     request.keep_alive(true);

@@ -40,6 +40,9 @@ struct ClientOptions {
   absl::Duration connect_timeout = absl::Seconds(5);  // Resolve + TCP connect.
   absl::Duration request_timeout = absl::Seconds(60);  // Write request + read response.
   size_t max_response_bytes = 64 << 20;                // Response body limit.
+  // Sent as `Authorization: Bearer <token>` when not empty (a daemon with
+  // --auth-tokens); a request's own Authorization header wins.
+  std::string token = {};
 };
 
 struct ClientResponse {

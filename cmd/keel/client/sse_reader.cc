@@ -56,6 +56,7 @@ class SseReader::Impl {
     request.set(http::field::accept, "text/event-stream");
     request.set(http::field::cache_control, "no-cache");
     if (!options.last_event_id.empty()) request.set("Last-Event-ID", options.last_event_id);
+    SetToken(request, options.token);
     for (const auto& [name, value] : options.headers) request.set(name, value);
     http::async_write(stream_, request, [&](beast::error_code e, size_t) { ec = e; });
     RunToCompletion();

@@ -47,6 +47,7 @@ struct SseOptions {
   std::string type;    // ?type= (type prefix) when non-empty.
   absl::Duration connect_timeout = absl::Seconds(5);  // Connect + response head.
   Headers headers;     // Extra request headers.
+  std::string token;   // As ClientOptions::token.
 };
 
 class SseReader {

@@ -19,6 +19,7 @@
 #include <boost/beast/core/tcp_stream.hpp>
 
 #include "absl/status/status.h"
+#include "absl/strings/str_cat.h"
 #include "absl/strings/string_view.h"
 #include "absl/time/time.h"
 
@@ -37,6 +38,13 @@ absl::Status TransportError(absl::string_view what, absl::string_view host, uint
 // until each step completes. On failure the socket is closed.
 absl::Status ConnectStream(boost::asio::io_context& ioc, boost::beast::tcp_stream& stream,
                            absl::string_view host, uint16_t port, absl::Duration timeout);
+
+// Sets `Authorization: Bearer <token>` on `request` when `token` is not
+// empty (a daemon with --auth-tokens).
+template <typename Request>
+void SetToken(Request& request, absl::string_view token) {
+  if (!token.empty()) request.set("Authorization", absl::StrCat("Bearer ", token));
+}
 
 }  // namespace keel::client
 

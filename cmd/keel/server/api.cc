@@ -66,7 +66,7 @@ HttpResponse Api::Route(const HttpRequest& request) {
     response.headers = {
         {"Access-Control-Allow-Methods", "GET, POST, PUT, OPTIONS"},
         {"Access-Control-Allow-Headers",
-         "Content-Type, Idempotency-Key, Last-Event-ID, Keel-Expected-Last-Sequence"},
+         "Authorization, Content-Type, Idempotency-Key, Last-Event-ID, Keel-Expected-Last-Sequence"},
         {"Access-Control-Max-Age", "600"}};
     return response;
   }

@@ -62,6 +62,7 @@ class HttpSession : public std::enable_shared_from_this<HttpSession> {
 
   void Run() {
     net::dispatch(socket_.get_executor(), [self = shared_from_this()] {
+      if (self->state_->gate.limits_rate()) self->client_ = self->ClientAddress();
       self->ArmDeadline();
       self->WaitIdle(self->deadline_);
       self->StartRequest();
@@ -120,8 +121,19 @@ class HttpSession : public std::enable_shared_from_this<HttpSession> {
       keep_alive_ = false;
       return Reject(503, "unavailable", "the daemon is shutting down");
     }
+    if (std::optional<RequestGate::Refusal> refusal = state_->gate.Check(request_, client_, started_)) {
+      state_->api.metrics().CountError(refusal->code);
+      return DoWrite(std::move(refusal->response), false);  // The connection stays open.
+    }
     if (state_->api.IsSse(request_)) return StartSse();
     Dispatch();
+  }
+
+  // The client's address, as the rate limit keys clients.
+  std::string ClientAddress() const {
+    beast::error_code ec;
+    const auto endpoint = socket_.remote_endpoint(ec);
+    return ec ? std::string() : endpoint.address().to_string();
   }
 
   // A socket operation starts: it must end within the idle timeout.
@@ -200,7 +212,7 @@ class HttpSession : public std::enable_shared_from_this<HttpSession> {
   void LogRequest(int status) {
     const LogLevel level = status >= 500 ? LogLevel::kWarn : LogLevel::kDebug;
     if (!state_->logger->Enabled(level)) return;
-    state_->logger->Log(level, absl::StrCat(request_line_, " -> ", status, " in ",
+    state_->logger->Log(level, absl::StrCat(RequestGate::Loggable(request_line_), " -> ", status, " in ",
                                             absl::FormatDuration(absl::Now() - started_)));
   }
 
@@ -289,6 +301,7 @@ class HttpSession : public std::enable_shared_from_this<HttpSession> {
   bool keep_alive_ = true;
   absl::Time started_;
   std::string request_line_;  // "METHOD target", for the request log.
+  std::string client_;        // The peer's address, when a rate limit needs it.
   HttpRequest request_;       // The one being answered (reused: RequestParser).
 };
 

@@ -3,6 +3,7 @@
 #include <sched.h>
 
 #include <algorithm>
+#include <cmath>
 #include <thread>
 #include <vector>
 
@@ -181,6 +182,12 @@ absl::Status ValidateServerOptions(const ServerOptions& options) {
   if (std::any_of(options.cors_origin.begin(), options.cors_origin.end(),
                   [](unsigned char c) { return c < 0x20 || c == 0x7f; })) {
     return InvalidArgument("the CORS origin must not contain control characters");
+  }
+  if (!(options.rate_limit >= 0) || !std::isfinite(options.rate_limit)) {
+    return InvalidArgument("the rate limit must be a number of requests per second >= 0");
+  }
+  if (!(options.rate_burst == 0 || options.rate_burst >= 1) || !std::isfinite(options.rate_burst)) {
+    return InvalidArgument("the rate burst must be at least 1 request (or 0 for one second's worth)");
   }
   return absl::OkStatus();
 }

@@ -42,6 +42,8 @@ namespace keel::server {
 // than two (BENCHMARKS.md, session 10).
 int DefaultSseThreads();
 
+class AccessTokens;
+
 struct ServerOptions {
   std::string host = "127.0.0.1";
   uint16_t port = 8080;  // 0 picks a free port (see Server::port()).
@@ -77,12 +79,21 @@ struct ServerOptions {
   // hops cost more than the publish.
   bool inline_publishes = false;
   std::string cors_origin = "*";  // Access-Control-Allow-Origin; empty = none.
+  // The bearer tokens requests must carry (RequestGate); null serves
+  // requests without one.
+  std::shared_ptr<const AccessTokens> access_tokens;
+  // Requests per second a client (by address) may send on average; 0 for no
+  // limit. `rate_burst` is how many it may send at once; 0 takes one
+  // second's worth (at least 1).
+  double rate_limit = 0;
+  double rate_burst = 0;
   absl::Duration trim_interval = absl::Seconds(1);  // How often to look for retention work.
   size_t trim_budget = 10'000;                       // Records per Trim call.
 };
 
 // Refuses options the server cannot run with: fewer than one thread of a
-// kind, or a cors_origin with a control character (it is written into every
+// kind, a negative rate limit or a burst below one request, or a
+// cors_origin with a control character (it is written into every
 // response head, where CR/LF would add headers of its own). Server::Start
 // checks them; a command line may check first to answer a usage error.
 absl::Status ValidateServerOptions(const ServerOptions& options);

@@ -2,13 +2,16 @@
 #ifndef KEEL_CMD_KEEL_SERVER_SERVER_STATE_H_
 #define KEEL_CMD_KEEL_SERVER_SERVER_STATE_H_
 
+#include <algorithm>
 #include <atomic>
+#include <cmath>
 #include <cstdint>
 #include <memory>
 
 #include <boost/asio/thread_pool.hpp>
 
 #include "cmd/keel/server/api.h"
+#include "cmd/keel/server/request_gate.h"
 #include "cmd/keel/server/server.h"
 #include "core/logger.h"
 
@@ -22,7 +25,14 @@ struct ServerState {
         options(std::move(options)),
         api(api),
         logger(std::move(logger)),
-        blocking(this->options.blocking_threads) {}
+        blocking(this->options.blocking_threads),
+        gate(this->options.access_tokens, this->options.rate_limit, RateBurst(this->options)) {}
+
+  // The burst of options.rate_limit: as given, or one second's worth.
+  static double RateBurst(const ServerOptions& options) {
+    if (options.rate_burst > 0) return options.rate_burst;
+    return std::max(1.0, std::ceil(options.rate_limit));
+  }
 
   // Tells servers (and so buses) apart in per-thread caches; never 0.
   const uint64_t id;
@@ -30,6 +40,7 @@ struct ServerState {
   Api& api;
   const std::shared_ptr<Logger> logger;
   boost::asio::thread_pool blocking;
+  RequestGate gate;  // Rate limit and tokens, checked before a request is served.
   // SSE sessions move here once subscribed; owned and run by the Server.
   SseThreads* sse = nullptr;
   std::atomic<bool> draining{false};

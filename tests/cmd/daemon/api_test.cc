@@ -291,9 +291,8 @@ TEST_F(ApiTest, BatchPublishIsAllOrNothing) {
   EXPECT_EQ(info.count, 2u);
 }
 
-// Deduplication by idempotency key is specified (issue 4: receipts carry
-// `duplicate`) but deferred to issue 5 (rfcs/0004-http-api.md §12): a
-// repeated key appends again. Enable when the drivers deduplicate.
+// A repeated idempotency key answers the first receipt with `duplicate`
+// and appends nothing (rfcs/0004-http-api.md §4).
 TEST_F(ApiTest, IdempotencyKeysDeduplicate) {
   // Idempotency-Key header on a single event.
   ASSERT_OK_AND_ASSIGN(auto first, PostEvents(*http_, "batch", R"({"type":"c","data":3})",

@@ -59,7 +59,8 @@ absl::Status InProcessDaemon::Start() {
   api_ = std::make_unique<server::Api>(*bus_, *metrics_);
   server::ServerOptions server_options = options_.server;
   server_options.port = port_;
-  server_ = std::make_unique<server::Server>(server_options, *api_, context.logger);
+  server_ = std::make_unique<server::Server>(server_options, *api_,
+                                            options_.logger ? options_.logger : context.logger);
   if (absl::Status started = server_->Start(); !started.ok()) return started;
   port_ = server_->port();
   return absl::OkStatus();

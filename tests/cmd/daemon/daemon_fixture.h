@@ -42,6 +42,8 @@ struct DaemonOptions {
   server::ServerOptions server;  // port 0, short keepalive/retry by default.
   // Optional: wraps the created bus (e.g. to hold publishes at a gate).
   std::function<std::unique_ptr<EventBus>(std::unique_ptr<EventBus>)> wrap_bus;
+  // Optional: the server's logger (e.g. a CapturingLogger); default spdlog's.
+  std::shared_ptr<Logger> logger;
 
   DaemonOptions();
 };

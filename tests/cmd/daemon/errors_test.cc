@@ -1,5 +1,9 @@
 // Every error code of the HTTP API from a table of bad inputs: status, JSON
-// error code, and that a rejected request stored nothing.
+// error code, and that a rejected request stored nothing. The codes of a
+// daemon with tokens or a rate limit (401, 403, 429) have their table in
+// access_test.cc.
+#include <filesystem>
+
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
@@ -248,6 +252,41 @@ TEST_F(ErrorsTest, UnavailableWhileDraining) {
   client::HttpClient late("127.0.0.1", daemon_.port(), client::ClientOptions{absl::Seconds(2), absl::Seconds(2)});
   absl::StatusOr<client::ClientResponse> refused = late.Get("/healthz");
   EXPECT_FALSE(refused.ok() && refused->status == 200);
+}
+
+// A store wiped and created again has a new epoch: a cursor handed out
+// before is refused (409) on replay and on SSE, although the new stream has
+// events at its sequence, instead of being read as a position in the new
+// store.
+TEST(StoreEpochTest, ACursorOfAWipedStoreIsAMismatch) {
+  InProcessDaemon daemon;
+  ASSERT_OK(daemon.Start());
+  std::string old_cursor;
+  {
+    std::unique_ptr<client::HttpClient> http = daemon.NewClient();
+    ASSERT_OK_AND_ASSIGN(PublishedEvent old, Publish(*http, "s", "t", "1"));
+    old_cursor = old.cursor;
+  }
+  daemon.Stop();
+  std::filesystem::remove_all(daemon.data_dir());
+  ASSERT_OK(daemon.Start());
+  std::unique_ptr<client::HttpClient> http = daemon.NewClient();
+  for (int i = 0; i < 3; ++i) ASSERT_OK(Publish(*http, "s", "t", absl::StrCat(i)).status());
+
+  ASSERT_OK_AND_ASSIGN(auto replay, http->Get(client::BuildTarget({"v1", "streams", "s", "events"},
+                                                                  {{"after", old_cursor}})));
+  EXPECT_EQ(replay.status, 409) << replay.body;
+  EXPECT_EQ(ErrorCode(replay), "cursor_mismatch");
+  EXPECT_THAT(replay.body, HasSubstr("epoch"));
+  client::SseOptions options;
+  options.stream = "s";
+  options.last_event_id = old_cursor;
+  absl::StatusOr<std::unique_ptr<client::SseReader>> reader = daemon.OpenSse(options);
+  ASSERT_FALSE(reader.ok()) << "the server streamed instead of refusing";
+  std::optional<client::HttpError> error = client::GetHttpError(reader.status());
+  ASSERT_TRUE(error.has_value()) << reader.status();
+  EXPECT_EQ(error->status, 409);
+  EXPECT_EQ(error->code, "cursor_mismatch");
 }
 
 class RetentionGapTest : public ::testing::Test {

@@ -109,6 +109,19 @@ TEST_F(SseTest, IdleConnectionGetsKeepalivesAtTheInterval) {
   EXPECT_EQ(keepalives, 3) << "an idle connection stopped getting keepalives";
 }
 
+// Without Last-Event-ID or ?after= a reader starts at the head: it gets
+// the events published after it connected, none of the stream's past.
+TEST_F(SseTest, WithoutAPositionAReaderStartsAtTheHead) {
+  for (int i = 0; i < 3; ++i) ASSERT_OK(Publish(*http_, "history", "t", absl::StrCat(i)).status());
+  client::SseOptions options;
+  options.stream = "history";
+  ASSERT_OK_AND_ASSIGN(auto reader, daemon_.OpenSse(options));
+  ASSERT_OK_AND_ASSIGN(PublishedEvent live, Publish(*http_, "history", "t", "3"));
+  ASSERT_OK_AND_ASSIGN(auto frames, ReadEvents(*reader, 1));
+  EXPECT_EQ(FrameSequence(frames[0]), live.sequence);
+  EXPECT_EQ(live.sequence, 4u);
+}
+
 // A tenant-filtered reader whose tenant is idle still gets its Last-Event-ID
 // moved past the other tenants' events (id-only frames, no event), so it
 // reconnects from there: exactly the later events of its tenant.

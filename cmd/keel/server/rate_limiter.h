@@ -1,0 +1,57 @@
+// RateLimiter: a token bucket per client, for `--rate-limit`.
+//
+// Each client (the daemon keys clients by address) may send `burst`
+// requests at once and `per_second` on average after that; a request over
+// the limit is refused with the time until the client's next one would be
+// admitted (HTTP 429 with Retry-After, rfcs/0004-http-api.md). At most
+// `max_clients` buckets are kept: when a new client would pass that, the
+// buckets that are full again (clients idle long enough to have their whole
+// burst back) are dropped first, then an arbitrary one, so memory stays
+// bounded whatever the number of addresses.
+//
+// Thread safety: Admit may be called concurrently.
+#ifndef KEEL_CMD_KEEL_SERVER_RATE_LIMITER_H_
+#define KEEL_CMD_KEEL_SERVER_RATE_LIMITER_H_
+
+#include <optional>
+#include <string>
+
+#include "absl/container/flat_hash_map.h"
+#include "absl/strings/string_view.h"
+#include "absl/time/time.h"
+#include "core/mutex.h"
+
+namespace keel::server {
+
+class RateLimiter {
+ public:
+  static constexpr size_t kDefaultMaxClients = 100'000;
+
+  // `per_second` > 0 and `burst` >= 1.
+  RateLimiter(double per_second, double burst, size_t max_clients = kDefaultMaxClients);
+
+  // Takes one request of `client` at `now`: nullopt when admitted, else how
+  // long until the client may send its next one.
+  std::optional<absl::Duration> Admit(absl::string_view client, absl::Time now);
+
+  size_t clients() const;
+
+ private:
+  struct Bucket {
+    double tokens = 0;
+    absl::Time updated;
+  };
+
+  void Refill(Bucket& bucket, absl::Time now) const;
+  void MakeRoom(absl::Time now) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+
+  const double per_second_;
+  const double burst_;
+  const size_t max_clients_;
+  mutable Mutex mu_;
+  absl::flat_hash_map<std::string, Bucket> buckets_ ABSL_GUARDED_BY(mu_);
+};
+
+}  // namespace keel::server
+
+#endif  // KEEL_CMD_KEEL_SERVER_RATE_LIMITER_H_

@@ -1,0 +1,108 @@
+#include "cmd/keel/server/request_gate.h"
+
+#include <cmath>
+#include <utility>
+
+#include "absl/strings/ascii.h"
+#include "absl/strings/match.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "cmd/keel/server/http_errors.h"
+
+namespace keel::server {
+namespace {
+
+constexpr absl::string_view kQueryToken = "access_token";
+constexpr absl::string_view kChallenge = "Bearer realm=\"keel\"";
+
+bool IsHealthProbe(const HttpRequest& request) {
+  return request.path == "/healthz" || request.path == "/readyz";
+}
+
+// Routes a `read` token may use: those that change nothing.
+bool OnlyReads(const HttpRequest& request) {
+  return request.method == "GET" || request.method == "HEAD";
+}
+
+// An error response with the header that tells the client what to do.
+RequestGate::Refusal Refuse(int status, absl::string_view code, absl::string_view message,
+                            absl::string_view header, std::string value) {
+  RequestGate::Refusal refusal{ErrorResponse(status, code, message), code};
+  refusal.response.headers.emplace_back(std::string(header), std::move(value));
+  return refusal;
+}
+
+// RFC 6750's challenge, with its error code when the request had a token.
+std::string Challenge(absl::string_view error) {
+  return error.empty() ? std::string(kChallenge)
+                       : absl::StrCat(kChallenge, ", error=\"", error, "\"");
+}
+
+RequestGate::Refusal Unauthenticated(absl::string_view message, absl::string_view error) {
+  return Refuse(401, "unauthenticated", message, "WWW-Authenticate", Challenge(error));
+}
+
+}  // namespace
+
+RequestGate::RequestGate(std::shared_ptr<const AccessTokens> tokens, double per_second,
+                         double burst)
+    : tokens_(std::move(tokens)),
+      limiter_(per_second > 0 ? std::make_unique<RateLimiter>(per_second, burst) : nullptr),
+      per_second_(per_second) {}
+
+std::optional<RequestGate::Refusal> RequestGate::Check(const HttpRequest& request,
+                                                       absl::string_view client, absl::Time now) {
+  if ((tokens_ == nullptr && limiter_ == nullptr) || IsHealthProbe(request)) return std::nullopt;
+  if (limiter_ != nullptr) {
+    if (std::optional<absl::Duration> wait = limiter_->Admit(client, now)) {
+      const int64_t seconds = static_cast<int64_t>(std::ceil(absl::ToDoubleSeconds(*wait)));
+      return Refuse(
+          429, "rate_limited",
+          absl::StrFormat("more than %g requests per second from this client; retry in %d s",
+                          per_second_, seconds),
+          "Retry-After", absl::StrCat(seconds));
+    }
+  }
+  if (tokens_ == nullptr || request.method == "OPTIONS") return std::nullopt;
+  return CheckToken(request);
+}
+
+std::optional<RequestGate::Refusal> RequestGate::CheckToken(const HttpRequest& request) const {
+  absl::string_view token;
+  if (absl::string_view authorization = request.Header("authorization"); !authorization.empty()) {
+    if (authorization.size() < 7 ||
+        !absl::EqualsIgnoreCase(authorization.substr(0, 7), "Bearer ")) {
+      return Unauthenticated("the Authorization header must be 'Bearer <token>'",
+                             "invalid_request");
+    }
+    token = absl::StripAsciiWhitespace(authorization.substr(7));
+  } else if (request.method == "GET") {
+    token = request.Query(kQueryToken);
+  }
+  if (token.empty()) {
+    return Unauthenticated(
+        "this daemon requires a token: 'Authorization: Bearer <token>' (or, on a GET, "
+        "?access_token=<token>)",
+        "");
+  }
+  const std::optional<Access> access = tokens_->Find(token);
+  if (!access) return Unauthenticated("the token is not valid", "invalid_token");
+  if (*access == Access::kRead && !OnlyReads(request)) {
+    return Refuse(403, "permission_denied",
+                  absl::StrCat("the token may only read; ", request.method, " needs a write token"),
+                  "WWW-Authenticate", Challenge("insufficient_scope"));
+  }
+  return std::nullopt;
+}
+
+absl::string_view RequestGate::Loggable(absl::string_view request_line) {
+  const size_t query = request_line.find('?');
+  if (query == absl::string_view::npos) return request_line;
+  // "access", not the whole name: a client may percent-encode the '_'.
+  if (!absl::StrContains(absl::AsciiStrToLower(request_line.substr(query)), "access")) {
+    return request_line;
+  }
+  return request_line.substr(0, query);
+}
+
+}  // namespace keel::server

@@ -1,0 +1,67 @@
+// RequestGate: what a request must pass before it is served — the client's
+// rate limit (`--rate-limit`), then its bearer token (`--auth-tokens`).
+// rfcs/0004-http-api.md, "Authentication" and "Rate limits".
+//
+// - Health probes (/healthz, /readyz) always pass: an orchestrator probes
+//   without credentials, and a probe refused would restart a healthy daemon.
+// - CORS preflights (OPTIONS) pass the token check: browsers send them
+//   without credentials.
+// - A token comes from `Authorization: Bearer <token>`, or for a GET from
+//   the `access_token` query parameter (a browser's EventSource cannot set
+//   headers). Missing or unknown: 401 `unauthenticated`; a `read` token on
+//   a route that writes: 403 `permission_denied`. Both carry a
+//   `WWW-Authenticate: Bearer` challenge (RFC 6750).
+// - Over the rate: 429 `rate_limited` with `Retry-After` (whole seconds,
+//   rounded up).
+//
+// A gate with neither tokens nor a rate passes everything and costs one
+// branch per request.
+//
+// Thread safety: Check may be called concurrently.
+#ifndef KEEL_CMD_KEEL_SERVER_REQUEST_GATE_H_
+#define KEEL_CMD_KEEL_SERVER_REQUEST_GATE_H_
+
+#include <memory>
+#include <optional>
+
+#include "absl/strings/string_view.h"
+#include "absl/time/time.h"
+#include "cmd/keel/server/access_tokens.h"
+#include "cmd/keel/server/http_types.h"
+#include "cmd/keel/server/rate_limiter.h"
+
+namespace keel::server {
+
+class RequestGate {
+ public:
+  // No token check without `tokens`; no rate limit when `per_second` is 0.
+  RequestGate(std::shared_ptr<const AccessTokens> tokens, double per_second, double burst);
+
+  // Whether Check needs the client's address (a rate limit is set).
+  bool limits_rate() const { return limiter_ != nullptr; }
+
+  struct Refusal {
+    HttpResponse response;
+    absl::string_view code;  // The error code, for the metrics.
+  };
+
+  // nullopt to serve `request` of `client` (its address) at `now`; else the
+  // refusal to answer with.
+  std::optional<Refusal> Check(const HttpRequest& request, absl::string_view client,
+                               absl::Time now);
+
+  // `request_line` ("METHOD target") as the request log may show it: without
+  // its query when that may carry a token.
+  static absl::string_view Loggable(absl::string_view request_line);
+
+ private:
+  std::optional<Refusal> CheckToken(const HttpRequest& request) const;
+
+  const std::shared_ptr<const AccessTokens> tokens_;
+  const std::unique_ptr<RateLimiter> limiter_;
+  const double per_second_;
+};
+
+}  // namespace keel::server
+
+#endif  // KEEL_CMD_KEEL_SERVER_REQUEST_GATE_H_

@@ -1,0 +1,211 @@
+// The pieces of the request gate without sockets: the tokens file, the
+// per-client token bucket, and what the gate answers for a request.
+#include "cmd/keel/server/request_gate.h"
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include "cmd/keel/server/access_tokens.h"
+#include "cmd/keel/server/rate_limiter.h"
+#include "tests/testing/status_matchers.h"
+
+namespace keel::server {
+namespace {
+
+using ::testing::HasSubstr;
+using ::testing::Optional;
+
+constexpr char kReadToken[] = "read-token-0123456789";
+constexpr char kWriteToken[] = "write-token-0123456789";
+
+TEST(AccessTokensTest, ReadsReadAndWriteTokensSkippingCommentsAndBlankLines) {
+  ASSERT_OK_AND_ASSIGN(AccessTokens tokens,
+                       AccessTokens::Parse(absl::StrCat("# dashboards\n\n  read ", kReadToken,
+                                                        "  \nwrite\t", kWriteToken, "\n")));
+  EXPECT_EQ(tokens.size(), 2u);
+  EXPECT_THAT(tokens.Find(kReadToken), Optional(Access::kRead));
+  EXPECT_THAT(tokens.Find(kWriteToken), Optional(Access::kWrite));
+  EXPECT_EQ(tokens.Find("read-token-012345678"), std::nullopt);    // A prefix.
+  EXPECT_EQ(tokens.Find("read-token-01234567890"), std::nullopt);  // Longer.
+  EXPECT_EQ(tokens.Find(""), std::nullopt);
+}
+
+TEST(AccessTokensTest, RefusesABadLineNamingIt) {
+  const struct {
+    std::string text;
+    std::string message;
+  } cases[] = {
+      {"admin some-long-token-value", "line 1: want '<read|write> <token>'"},
+      {"# only a comment\nwrite", "line 2: want '<read|write> <token>'"},
+      {"read a b", "line 1: want '<read|write> <token>'"},
+      {"read short", "line 1: a token is at least 16 printable characters"},
+      {"read token-with-\x01-control", "line 1: a token is at least 16"},
+      {absl::StrCat("read ", kReadToken, "\nwrite ", kReadToken),
+       "line 2: the token is listed twice"},
+      {"# no tokens\n", "the file lists no token"},
+  };
+  for (const auto& c : cases) {
+    SCOPED_TRACE(c.text);
+    absl::StatusOr<AccessTokens> tokens = AccessTokens::Parse(c.text);
+    ASSERT_FALSE(tokens.ok());
+    EXPECT_EQ(tokens.status().code(), absl::StatusCode::kInvalidArgument);
+    EXPECT_THAT(std::string(tokens.status().message()), HasSubstr(c.message));
+  }
+  EXPECT_EQ(AccessTokens::Load("/nonexistent/tokens").status().code(), absl::StatusCode::kNotFound);
+}
+
+const absl::Time kStart = absl::FromUnixSeconds(1'000'000);
+
+TEST(RateLimiterTest, AdmitsTheBurstThenTellsHowLongUntilTheNext) {
+  RateLimiter limiter(/*per_second=*/2, /*burst=*/3);
+  for (int i = 0; i < 3; ++i) EXPECT_EQ(limiter.Admit("10.0.0.1", kStart), std::nullopt) << i;
+  EXPECT_THAT(limiter.Admit("10.0.0.1", kStart), Optional(absl::Milliseconds(500)));
+  // Times and rates are binary fractions here, so the arithmetic is exact.
+  EXPECT_THAT(limiter.Admit("10.0.0.1", kStart + absl::Milliseconds(250)),
+              Optional(absl::Milliseconds(250)));
+  EXPECT_EQ(limiter.Admit("10.0.0.1", kStart + absl::Milliseconds(500)), std::nullopt);
+  EXPECT_TRUE(limiter.Admit("10.0.0.1", kStart + absl::Milliseconds(500)).has_value());
+  // Refused requests took nothing: a second later two more pass, not more.
+  const absl::Time later = kStart + absl::Milliseconds(1500);
+  EXPECT_EQ(limiter.Admit("10.0.0.1", later), std::nullopt);
+  EXPECT_EQ(limiter.Admit("10.0.0.1", later), std::nullopt);
+  EXPECT_TRUE(limiter.Admit("10.0.0.1", later).has_value());
+  // A long pause gives back the burst, no more.
+  const absl::Time idle = later + absl::Hours(1);
+  for (int i = 0; i < 3; ++i) EXPECT_EQ(limiter.Admit("10.0.0.1", idle), std::nullopt) << i;
+  EXPECT_TRUE(limiter.Admit("10.0.0.1", idle).has_value());
+}
+
+TEST(RateLimiterTest, EachClientHasItsOwnBucket) {
+  RateLimiter limiter(1, 1);
+  EXPECT_EQ(limiter.Admit("a", kStart), std::nullopt);
+  EXPECT_TRUE(limiter.Admit("a", kStart).has_value());
+  EXPECT_EQ(limiter.Admit("b", kStart), std::nullopt);
+  EXPECT_EQ(limiter.clients(), 2u);
+}
+
+TEST(RateLimiterTest, KeepsAtMostMaxClientsDroppingIdleOnesFirst) {
+  RateLimiter limiter(1, 2, /*max_clients=*/2);
+  ASSERT_EQ(limiter.Admit("a", kStart), std::nullopt);
+  ASSERT_EQ(limiter.Admit("b", kStart + absl::Seconds(1)), std::nullopt);
+  // At +1.5 s `a` has its burst back, `b` not yet: `a` goes.
+  ASSERT_EQ(limiter.Admit("c", kStart + absl::Milliseconds(1500)), std::nullopt);
+  EXPECT_EQ(limiter.clients(), 2u);
+  ASSERT_EQ(limiter.Admit("b", kStart + absl::Milliseconds(1500)), std::nullopt);
+  // `b` kept its bucket: half a token was left, so its next request waits.
+  EXPECT_TRUE(limiter.Admit("b", kStart + absl::Milliseconds(1500)).has_value());
+  // Nobody idle: one goes anyway, so memory stays bounded.
+  ASSERT_EQ(limiter.Admit("d", kStart + absl::Milliseconds(1500)), std::nullopt);
+  EXPECT_EQ(limiter.clients(), 2u);
+}
+
+HttpRequest Request(std::string method, std::string path,
+                    std::vector<std::pair<std::string, std::string>> headers = {},
+                    std::map<std::string, std::string, std::less<>> query = {}) {
+  HttpRequest request;
+  request.method = std::move(method);
+  request.path = std::move(path);
+  for (const auto& [name, value] : headers) request.headers.Add(name, value);
+  request.query = std::move(query);
+  return request;
+}
+
+RequestGate TokenGate() {
+  absl::StatusOr<AccessTokens> tokens =
+      AccessTokens::Parse(absl::StrCat("read ", kReadToken, "\nwrite ", kWriteToken));
+  EXPECT_OK(tokens);
+  return RequestGate(std::make_shared<const AccessTokens>(*std::move(tokens)), 0, 0);
+}
+
+std::string Bearer(absl::string_view token) { return absl::StrCat("Bearer ", token); }
+
+TEST(RequestGateTest, TokensDecideWhoIsServed) {
+  RequestGate gate = TokenGate();
+  const std::string events = "/v1/streams/s/events";
+  const struct {
+    std::string name;
+    HttpRequest request;
+    int status;  // 0: served.
+    std::string challenge;
+  } cases[] = {
+      {"no token", Request("GET", events), 401, "Bearer realm=\"keel\""},
+      {"unknown token", Request("GET", events, {{"Authorization", Bearer("x-0123456789abcdef")}}),
+       401, "Bearer realm=\"keel\", error=\"invalid_token\""},
+      {"not a bearer token", Request("GET", events, {{"Authorization", "Basic dXNlcjpwYXNz"}}), 401,
+       "Bearer realm=\"keel\", error=\"invalid_request\""},
+      {"read token writes", Request("POST", events, {{"Authorization", Bearer(kReadToken)}}), 403,
+       "Bearer realm=\"keel\", error=\"insufficient_scope\""},
+      {"query token on a POST", Request("POST", events, {}, {{"access_token", kWriteToken}}), 401,
+       "Bearer realm=\"keel\""},
+      {"read token reads", Request("GET", events, {{"Authorization", Bearer(kReadToken)}}), 0, ""},
+      {"scheme in any case",
+       Request("GET", events, {{"Authorization", "bearer " + std::string(kReadToken)}}), 0, ""},
+      {"write token writes", Request("POST", events, {{"Authorization", Bearer(kWriteToken)}}), 0,
+       ""},
+      {"query token on a GET",
+       Request("GET", "/v1/streams/s/sse", {}, {{"access_token", kReadToken}}), 0, ""},
+      {"health probe", Request("GET", "/healthz"), 0, ""},
+      {"readiness probe", Request("GET", "/readyz"), 0, ""},
+      {"CORS preflight", Request("OPTIONS", events), 0, ""},
+      {"metrics", Request("GET", "/metrics"), 401, "Bearer realm=\"keel\""},
+  };
+  for (const auto& c : cases) {
+    SCOPED_TRACE(c.name);
+    std::optional<RequestGate::Refusal> refusal = gate.Check(c.request, "127.0.0.1", kStart);
+    if (c.status == 0) {
+      EXPECT_EQ(refusal, std::nullopt);
+      continue;
+    }
+    ASSERT_TRUE(refusal.has_value());
+    EXPECT_EQ(refusal->response.status, c.status);
+    EXPECT_EQ(refusal->code, c.status == 401 ? "unauthenticated" : "permission_denied");
+    EXPECT_THAT(refusal->response.body,
+                HasSubstr(absl::StrCat("\"code\":\"", refusal->code, "\"")));
+    ASSERT_EQ(refusal->response.headers.size(), 1u);
+    EXPECT_EQ(refusal->response.headers[0].first, "WWW-Authenticate");
+    EXPECT_EQ(refusal->response.headers[0].second, c.challenge);
+  }
+}
+
+TEST(RequestGateTest, RateLimitComesBeforeTheTokenAndSparesHealthProbes) {
+  RequestGate gate(nullptr, /*per_second=*/0.5, /*burst=*/1);
+  EXPECT_EQ(gate.Check(Request("GET", "/v1/streams"), "10.0.0.7", kStart), std::nullopt);
+  std::optional<RequestGate::Refusal> refusal =
+      gate.Check(Request("GET", "/v1/streams"), "10.0.0.7", kStart);
+  ASSERT_TRUE(refusal.has_value());
+  EXPECT_EQ(refusal->response.status, 429);
+  EXPECT_EQ(refusal->code, "rate_limited");
+  EXPECT_THAT(refusal->response.headers,
+              ::testing::ElementsAre(std::make_pair(std::string("Retry-After"), std::string("2"))));
+  EXPECT_EQ(gate.Check(Request("GET", "/healthz"), "10.0.0.7", kStart), std::nullopt);
+  EXPECT_EQ(gate.Check(Request("GET", "/v1/streams"), "10.0.0.8", kStart), std::nullopt);
+
+  // With tokens too, a client over its rate is refused before its token is
+  // looked at: guessing tokens is rate-limited as well.
+  absl::StatusOr<AccessTokens> tokens = AccessTokens::Parse(absl::StrCat("read ", kReadToken));
+  ASSERT_OK(tokens);
+  RequestGate both(std::make_shared<const AccessTokens>(*tokens), 0.5, 1);
+  EXPECT_EQ(both.Check(Request("GET", "/v1/streams"), "c", kStart)->code, "unauthenticated");
+  EXPECT_EQ(both.Check(Request("GET", "/v1/streams"), "c", kStart)->code, "rate_limited");
+}
+
+TEST(RequestGateTest, AnOpenGateServesEverything) {
+  RequestGate gate(nullptr, 0, 0);
+  EXPECT_FALSE(gate.limits_rate());
+  for (int i = 0; i < 100; ++i) {
+    EXPECT_EQ(gate.Check(Request("POST", "/v1/streams/s/events"), "", kStart), std::nullopt);
+  }
+}
+
+TEST(RequestGateTest, TheRequestLogLeavesOutAQueryThatMayCarryAToken) {
+  EXPECT_EQ(RequestGate::Loggable("GET /v1/streams/s/sse?access_token=secret-value&after=earliest"),
+            "GET /v1/streams/s/sse");
+  EXPECT_EQ(RequestGate::Loggable("GET /v1/streams/s/sse?after=earliest&ACCESS%5Ftoken=secret"),
+            "GET /v1/streams/s/sse");
+  EXPECT_EQ(RequestGate::Loggable("GET /v1/streams/s/events?after=earliest&limit=5"),
+            "GET /v1/streams/s/events?after=earliest&limit=5");
+  EXPECT_EQ(RequestGate::Loggable("POST /v1/streams/s/events"), "POST /v1/streams/s/events");
+}
+
+}  // namespace
+}  // namespace keel::server

@@ -17,6 +17,7 @@
 #include "cmd/keel/server/metrics.h"
 #include "cmd/keel/server/server.h"
 #include "core/driver_factory.h"
+#include "drivers/durable/durable_bus.h"
 #include "core/stream_policy.h"
 #include "core/status_macros.h"
 
@@ -44,6 +45,9 @@ absl::StatusOr<Config> BusConfig(const po::variables_map& vars) {
   if (!config.Has("store") && store != "none") config.Set("store", store);
   if (!config.Has("store.path")) config.Set("store.path", vars["data-dir"].as<std::string>());
   if (!config.Has("sync")) config.Set("sync", vars["sync"].as<std::string>());
+  // The driver's own check, here: a bad --sync is a usage error, not a
+  // failure to open the store.
+  KEEL_RETURN_IF_ERROR(DurableOptionsFromConfig(config).status());
   return config;
 }
 

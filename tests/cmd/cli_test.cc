@@ -132,8 +132,21 @@ TEST(CliTest, DaemonRefusesAHeaderBreakInCorsOrigin) {
   EXPECT_THAT(r.err, HasSubstr("CORS origin must not contain control characters"));
 }
 
+// The defaults the daemon's flags document (and a user relies on when
+// giving none).
+TEST(CliTest, DaemonHelpShowsItsDefaults) {
+  Result r = RunKeel({"daemon", "--help"});
+  ASSERT_EQ(r.code, kExitOk) << r.err;
+  for (const char* flag : {"--listen arg (=127.0.0.1:8080)", "--data-dir arg (=./data)",
+                           "--driver arg (=durable)", "--store arg (=leveldb)",
+                           "--sync arg (=always)", "--body-limit arg (=1048576)",
+                           "--idle-timeout arg (=60s)", "--rate-limit arg (=0)"}) {
+    EXPECT_THAT(r.out, HasSubstr(flag));
+  }
+}
+
 TEST(CliTest, DaemonRefusesBadAccessRateAndLogOptionsBeforeStarting) {
-  const std::vector<std::string> base = {"daemon", "--listen", "127.0.0.1:0", "--driver", "memory"};
+  const std::vector<std::string> base = {"daemon", "--listen", "127.0.0.1:0"};
   const struct {
     std::vector<std::string> extra;
     std::string message;
@@ -142,10 +155,13 @@ TEST(CliTest, DaemonRefusesBadAccessRateAndLogOptionsBeforeStarting) {
       {{"--rate-limit", "-1"}, "rate limit must be a number of requests per second >= 0"},
       {{"--rate-limit", "10", "--rate-burst", "0.5"}, "rate burst must be at least 1"},
       {{"--log-level", "verbose"}, "--log-level wants debug, info, warn, error or off"},
+      {{"--driver", "durable", "--store", "memory", "--sync", "sometimes"},
+       "'sometimes' is not one of always, interval, none"},
   };
   for (const auto& c : cases) {
     std::vector<std::string> args = base;
     args.insert(args.end(), c.extra.begin(), c.extra.end());
+    if (c.extra[0] != "--driver") args.insert(args.end(), {"--driver", "memory"});
     SCOPED_TRACE(absl::StrJoin(c.extra, " "));
     Result r = RunKeel(args);
     EXPECT_EQ(r.code, kExitUsage);

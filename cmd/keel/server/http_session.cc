@@ -10,6 +10,7 @@
 // session enforces the idle timeout: each socket operation sets a deadline,
 // and the timer, when it fires, closes a connection past its deadline or
 // sleeps until the current one.
+#include <algorithm>
 #include <bit>
 
 #include <boost/asio/dispatch.hpp>
@@ -208,11 +209,17 @@ class HttpSession : public std::enable_shared_from_this<HttpSession> {
     DoWrite(ErrorResponse(status, code, message), false);
   }
 
-  // One line per request at debug; server errors once at warn.
+  // One line per request at debug; server errors once at warn. The line is
+  // logfmt (`key=value` fields), so log tools can filter on the fields:
+  //   request method=GET target=/v1/streams/orders status=200 duration=1.2ms
   void LogRequest(int status) {
     const LogLevel level = status >= 500 ? LogLevel::kWarn : LogLevel::kDebug;
     if (!state_->logger->Enabled(level)) return;
-    state_->logger->Log(level, absl::StrCat(RequestGate::Loggable(request_line_), " -> ", status, " in ",
+    const absl::string_view line = RequestGate::Loggable(request_line_);
+    const size_t space = std::min(line.find(' '), line.size());
+    state_->logger->Log(level, absl::StrCat("request method=", line.substr(0, space),
+                                            " target=", line.substr(std::min(space + 1, line.size())),
+                                            " status=", status, " duration=",
                                             absl::FormatDuration(absl::Now() - started_)));
   }
 

@@ -198,8 +198,10 @@ TEST_F(AccessTest, TheRequestLogNeverShowsAToken) {
   ASSERT_OK_AND_ASSIGN(auto refused,
                        http.Get("/v1/streams/orders/events?access_token=wrong-but-secret"));
   EXPECT_EQ(refused.status, 401);
-  EXPECT_TRUE(log_->Contains(LogLevel::kDebug, "GET /v1/streams/orders/events -> 200"));
-  EXPECT_TRUE(log_->Contains(LogLevel::kDebug, "GET /v1/streams/orders/events -> 401"));
+  EXPECT_TRUE(log_->Contains(LogLevel::kDebug,
+                             "method=GET target=/v1/streams/orders/events status=200 "));
+  EXPECT_TRUE(log_->Contains(LogLevel::kDebug,
+                             "method=GET target=/v1/streams/orders/events status=401 "));
   for (const CapturingLogger::Line& line : log_->lines()) {
     EXPECT_THAT(line.message, Not(HasSubstr(kReadToken)));
     EXPECT_THAT(line.message, Not(HasSubstr("wrong-but-secret")));

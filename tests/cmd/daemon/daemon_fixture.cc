@@ -169,14 +169,15 @@ absl::Status DaemonProcess::Start(uint16_t port, std::vector<std::string> extra)
   return absl::DeadlineExceededError(absl::StrCat("keel daemon wrote no port file:\n", Logs()));
 }
 
-absl::StatusOr<int> DaemonProcess::Terminate() {
+absl::StatusOr<int> DaemonProcess::Terminate(int signal) {
   if (pid_ <= 0) return absl::FailedPreconditionError("not running");
-  kill(pid_, SIGTERM);
+  kill(pid_, signal);
   const absl::Time deadline = absl::Now() + kWait;
   int status = 0;
   while (waitpid(pid_, &status, WNOHANG) != pid_) {
     if (absl::Now() > deadline) {
-      return absl::DeadlineExceededError(absl::StrCat("keel daemon did not exit on SIGTERM:\n", Logs()));
+      return absl::DeadlineExceededError(
+          absl::StrCat("keel daemon did not exit on signal ", signal, ":\n", Logs()));
     }
     absl::SleepFor(absl::Milliseconds(10));
   }

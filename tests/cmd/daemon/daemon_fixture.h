@@ -6,6 +6,7 @@
 
 #include <sys/types.h>
 
+#include <csignal>
 #include <cstdint>
 #include <functional>
 #include <memory>
@@ -93,9 +94,10 @@ class DaemonProcess {
   // Starts `keel daemon --listen 127.0.0.1:<port> --port-file F --data-dir D
   // <extra>` and waits for the port file.
   absl::Status Start(uint16_t port = 0, std::vector<std::string> extra = {});
-  // SIGTERM, then waits for the exit; returns the exit code (-1 when it did
-  // not exit normally).
-  absl::StatusOr<int> Terminate();
+  // Sends `signal` (SIGTERM or SIGINT: both shut down gracefully), then
+  // waits for the exit; returns the exit code (-1 when it did not exit
+  // normally).
+  absl::StatusOr<int> Terminate(int signal = SIGTERM);
   uint16_t port() const { return port_; }
   bool running() const { return pid_ > 0; }
   std::string Logs() const;

@@ -101,7 +101,15 @@ TEST_F(DaemonProcessTest, FollowerReconnectsOnItsOwnAcrossARestartOnTheSamePort)
   EXPECT_EQ(sequences, Range(1, 60));
 }
 
-TEST_F(DaemonProcessTest, GracefulShutdownLosesNoAcknowledgedEvent) {
+// SIGTERM and SIGINT (Ctrl-C) shut down the same way.
+class GracefulShutdownTest : public DaemonProcessTest, public ::testing::WithParamInterface<int> {};
+
+INSTANTIATE_TEST_SUITE_P(Signals, GracefulShutdownTest, ::testing::Values(SIGTERM, SIGINT),
+                         [](const ::testing::TestParamInfo<int>& info) {
+                           return std::string(info.param == SIGTERM ? "Sigterm" : "Sigint");
+                         });
+
+TEST_P(GracefulShutdownTest, LosesNoAcknowledgedEvent) {
   ASSERT_OK(daemon_.Start());
   constexpr int kPublishers = 4;
   struct Ack {
@@ -132,7 +140,7 @@ TEST_F(DaemonProcessTest, GracefulShutdownLosesNoAcknowledgedEvent) {
   const absl::Time deadline = absl::Now() + kWait;
   while (total.load() < 300 && absl::Now() < deadline) absl::SleepFor(absl::Milliseconds(2));
   ASSERT_GE(total.load(), 300);
-  ASSERT_OK_AND_ASSIGN(int exit_code, daemon_.Terminate());
+  ASSERT_OK_AND_ASSIGN(int exit_code, daemon_.Terminate(GetParam()));
   for (std::thread& thread : threads) thread.join();
   EXPECT_EQ(exit_code, 0) << daemon_.Logs();
   for (int t = 0; t < kPublishers; ++t) EXPECT_FALSE(stops[t].empty());

@@ -289,6 +289,22 @@ TEST(StoreEpochTest, ACursorOfAWipedStoreIsAMismatch) {
   EXPECT_EQ(error->code, "cursor_mismatch");
 }
 
+// A bus that closed under the server (the daemon closes it during
+// shutdown, after it stopped taking requests) answers 503, not 500.
+TEST(ClosedBusTest, RequestsAfterTheBusClosedAre503) {
+  InProcessDaemon daemon;
+  ASSERT_OK(daemon.Start());
+  std::unique_ptr<client::HttpClient> http = daemon.NewClient();
+  ASSERT_OK(Publish(*http, "s", "t", "1").status());
+  ASSERT_OK(daemon.bus().Close());
+  ASSERT_OK_AND_ASSIGN(auto publish, PostEvents(*http, "s", R"({"type":"t","data":2})"));
+  EXPECT_EQ(publish.status, 503) << publish.body;
+  EXPECT_EQ(ErrorCode(publish), "unavailable");
+  ASSERT_OK_AND_ASSIGN(auto replay, http->Get("/v1/streams/s/events?after=earliest"));
+  EXPECT_EQ(replay.status, 503) << replay.body;
+  EXPECT_EQ(ErrorCode(replay), "unavailable");
+}
+
 class RetentionGapTest : public ::testing::Test {
  protected:
   static DaemonOptions Options() {

@@ -5,11 +5,16 @@
 #include <utility>
 #include <vector>
 
+#include "absl/strings/str_cat.h"
 #include "cmd/keel/server/api_helpers.h"
 #include "cmd/keel/server/sse_frames.h"
 #include "core/errors.h"
 
 namespace keel::server {
+
+std::string SseFailureLine(absl::string_view stream, const absl::Status& status) {
+  return absl::StrCat("sse stream=", stream, " ended with an error: ", status.ToString());
+}
 namespace {
 
 namespace net = boost::asio;
@@ -111,6 +116,9 @@ void SseBroadcast::Take(SsePoll polled) {
     // Stays registered (which keeps it alive) until its members have had
     // everything; Join refuses newcomers meanwhile.
     ended_ = events.status();
+    if (GetErrorKind(*ended_) != ErrorKind::kClosed) {
+      state_->logger->Warn(SseFailureLine(stream_, *ended_));  // Once, not once per member.
+    }
     return ScheduleFlush();
   }
   for (EventPtr& event : *events) {

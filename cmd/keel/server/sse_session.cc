@@ -192,7 +192,7 @@ class SseSession : public std::enable_shared_from_this<SseSession>, public SseMe
       net::post(self->executor(), [self, subscription = std::move(subscription)]() mutable {
         self->polling_ = false;
         if (self->closed_) return;  // The new subscription is cancelled as it goes.
-        if (!subscription.ok()) return self->Finish(subscription.status());
+        if (!subscription.ok()) return self->Fail(subscription.status());
         self->Follow(*std::move(subscription));
         self->Pump();
       });
@@ -299,7 +299,7 @@ class SseSession : public std::enable_shared_from_this<SseSession>, public SseMe
     // an answer from the live queue says it is live again.
     const bool caught_up = catching_up_ && !batch.read_store;
     catching_up_ = batch.read_store;
-    if (!batch.status.ok()) return Finish(batch.status);
+    if (!batch.status.ok()) return Fail(batch.status);
     state_->api.metrics().CountDelivered(batch.events);
     if (pending_.empty()) {
       pending_.swap(batch.frames);
@@ -342,6 +342,16 @@ class SseSession : public std::enable_shared_from_this<SseSession>, public SseMe
     }
     if (std::shared_ptr<SseBroadcast> broadcast = broadcast_.lock()) return broadcast->Written(this);
     Pump();
+  }
+
+  // This session's own subscription ended: logged at warn unless the bus
+  // closed (a broadcast's end is logged once by the broadcast), then
+  // finished.
+  void Fail(const absl::Status& status) {
+    if (GetErrorKind(status) != ErrorKind::kClosed) {
+      state_->logger->Warn(SseFailureLine(options_.stream, status));
+    }
+    Finish(status);
   }
 
   // The subscription ended: the bus closed (a clean end) or failed. What is

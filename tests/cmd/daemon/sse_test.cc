@@ -6,10 +6,13 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/synchronization/notification.h"
 #include "cmd/keel/client/errors.h"
 #include "cmd/keel/client/follow.h"
+#include "core/forwarding_bus.h"
+#include "core/logger.h"
 #include "tests/cmd/daemon/daemon_fixture.h"
 #include "tests/testing/status_matchers.h"
 
@@ -364,6 +367,74 @@ TEST(FollowStreamTest, GivesUpAfterBoundedRetriesWhenNobodyListens) {
   // Exponential backoff from the retry advice.
   EXPECT_THAT(waits, ElementsAreArray({absl::Milliseconds(10), absl::Milliseconds(20),
                                        absl::Milliseconds(40)}));
+}
+
+// A subscription that hands out `budget` events and then fails, as a store
+// that lost a disk mid-stream would.
+class FailingSubscription : public Subscription {
+ public:
+  FailingSubscription(std::unique_ptr<Subscription> inner, size_t budget)
+      : inner_(std::move(inner)), budget_(budget) {}
+  absl::StatusOr<std::vector<EventPtr>> Poll(size_t max) override {
+    if (budget_ == 0) return absl::DataLossError("the disk went away");
+    absl::StatusOr<std::vector<EventPtr>> events = inner_->Poll(std::min(max, budget_));
+    if (events.ok()) budget_ -= events->size();
+    return events;
+  }
+  absl::StatusOr<std::vector<EventPtr>> Next(size_t max, absl::Duration timeout) override {
+    return Poll(max);
+  }
+  void SetWakeup(std::function<void()> wakeup) override { inner_->SetWakeup(std::move(wakeup)); }
+  void Cancel() override { inner_->Cancel(); }
+  Cursor position() const override { return inner_->position(); }
+  uint64_t catch_up_reads() const override { return inner_->catch_up_reads(); }
+
+ private:
+  const std::unique_ptr<Subscription> inner_;
+  size_t budget_;
+};
+
+class FailingSubscriptionsBus : public ForwardingBus {
+ public:
+  using ForwardingBus::ForwardingBus;
+  absl::StatusOr<std::unique_ptr<Subscription>> Subscribe(
+      const SubscribeOptions& options) override {
+    absl::StatusOr<std::unique_ptr<Subscription>> inner = ForwardingBus::Subscribe(options);
+    if (!inner.ok()) return inner;
+    return std::make_unique<FailingSubscription>(*std::move(inner), 3);
+  }
+};
+
+// A stream that fails mid-way ends with a keel.error frame after the events
+// it delivered, then the connection closes; the daemon logs it once at warn.
+TEST(SseFailureTest, AFailedSubscriptionEndsWithAnErrorFrameAndAWarning) {
+  auto log = std::make_shared<CapturingLogger>();
+  DaemonOptions options;
+  options.driver = "memory";
+  options.logger = log;
+  options.wrap_bus = [](std::unique_ptr<EventBus> bus) -> std::unique_ptr<EventBus> {
+    return std::make_unique<FailingSubscriptionsBus>(std::move(bus));
+  };
+  InProcessDaemon daemon(options);
+  ASSERT_OK(daemon.Start());
+  std::unique_ptr<client::HttpClient> http = daemon.NewClient();
+  for (int i = 0; i < 5; ++i) ASSERT_OK(Publish(*http, "s", "t", absl::StrCat(i)).status());
+  client::SseOptions sse;
+  sse.stream = "s";
+  sse.after = "earliest";
+  ASSERT_OK_AND_ASSIGN(auto reader, daemon.OpenSse(sse));
+  ASSERT_OK_AND_ASSIGN(auto frames, ReadEvents(*reader, 4));
+  EXPECT_EQ(SequencesOf({frames.begin(), frames.begin() + 3}), Range(1, 3));
+  EXPECT_EQ(frames[3].event, "keel.error");
+  EXPECT_THAT(frames[3].data, HasSubstr("the disk went away"));
+  absl::StatusOr<client::SseFrame> after = reader->Next(kWait);
+  EXPECT_FALSE(after.ok() && after->IsEvent()) << "the stream went on after its error";
+  int warnings = 0;
+  for (const CapturingLogger::Line& line : log->lines()) {
+    warnings += line.level == LogLevel::kWarn &&
+                absl::StrContains(line.message, "sse stream=s ended with an error: DATA_LOSS");
+  }
+  EXPECT_EQ(warnings, 1);
 }
 
 }  // namespace

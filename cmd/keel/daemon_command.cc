@@ -17,9 +17,9 @@
 #include "cmd/keel/server/metrics.h"
 #include "cmd/keel/server/server.h"
 #include "core/driver_factory.h"
-#include "drivers/durable/durable_bus.h"
-#include "core/stream_policy.h"
 #include "core/status_macros.h"
+#include "core/stream_policy.h"
+#include "drivers/durable/durable_bus.h"
 
 namespace keel::cli {
 namespace {

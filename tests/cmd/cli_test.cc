@@ -152,7 +152,7 @@ TEST(CliTest, DaemonRefusesBadAccessRateAndLogOptionsBeforeStarting) {
     std::string message;
   } cases[] = {
       {{"--auth-tokens", "/nonexistent/keel-tokens"}, "cannot read access tokens file"},
-      {{"--rate-limit", "-1"}, "rate limit must be a number of requests per second >= 0"},
+      {{"--rate-limit", "-1"}, "rate limit must be 0 (none) or at least 1e-06 requests per second"},
       {{"--rate-limit", "10", "--rate-burst", "0.5"}, "rate burst must be at least 1"},
       {{"--log-level", "verbose"}, "--log-level wants debug, info, warn, error or off"},
       {{"--driver", "durable", "--store", "memory", "--sync", "sometimes"},

@@ -16,6 +16,7 @@ constexpr char kStatusUrl[] = "type.keel.dev/keel.client.http_status";
 constexpr char kCodeUrl[] = "type.keel.dev/keel.client.http_code";
 constexpr char kMessageUrl[] = "type.keel.dev/keel.client.http_message";
 constexpr char kBodyUrl[] = "type.keel.dev/keel.client.http_body";
+constexpr char kRetryAfterUrl[] = "type.keel.dev/keel.client.http_retry_after";
 
 struct CodeKind {
   absl::string_view code;
@@ -104,6 +105,9 @@ absl::Status ErrorFromResponse(const ClientResponse& response) {
   status.SetPayload(kCodeUrl, absl::Cord(code));
   status.SetPayload(kMessageUrl, absl::Cord(message));
   status.SetPayload(kBodyUrl, absl::Cord(response.body));
+  if (std::string retry_after = response.Header("retry-after"); !retry_after.empty()) {
+    status.SetPayload(kRetryAfterUrl, absl::Cord(retry_after));
+  }
   return status;
 }
 
@@ -115,6 +119,11 @@ std::optional<HttpError> GetHttpError(const absl::Status& status) {
   error.code = Payload(status, kCodeUrl).value_or("");
   error.message = Payload(status, kMessageUrl).value_or("");
   error.body = Payload(status, kBodyUrl).value_or("");
+  int64_t retry_after_seconds = 0;  // The delay form; an HTTP date is not sent by Keel.
+  if (absl::SimpleAtoi(Payload(status, kRetryAfterUrl).value_or(""), &retry_after_seconds) &&
+      retry_after_seconds > 0) {
+    error.retry_after = absl::Seconds(retry_after_seconds);
+  }
   return error;
 }
 

@@ -16,6 +16,7 @@
 #include <string>
 
 #include "absl/status/status.h"
+#include "absl/time/time.h"
 #include "cmd/keel/client/http_client.h"
 
 namespace keel::client {
@@ -25,6 +26,8 @@ struct HttpError {
   std::string code;      // e.g. "cursor_mismatch"; "http_<status>" when the body has none.
   std::string message;   // The server's message.
   std::string body;      // The raw response body (details such as "oldest").
+  // The response's Retry-After (a 429 or 503), in seconds; 0 when absent.
+  absl::Duration retry_after;
 };
 
 // OK for a 2xx response; otherwise the error it describes.

@@ -18,10 +18,17 @@ namespace {
 
 namespace json = boost::json;
 
-// 4xx answers are final: the request itself is wrong.
+// 4xx answers are final: the request itself is wrong. Except 429: the
+// daemon's rate limit, which a later attempt passes.
 bool IsFinal(const absl::Status& status) {
   std::optional<HttpError> http = GetHttpError(status);
-  return http.has_value() && http->status >= 400 && http->status < 500;
+  return http.has_value() && http->status >= 400 && http->status < 500 && http->status != 429;
+}
+
+// The wait the daemon asked for (Retry-After), if any.
+absl::Duration AskedWait(const absl::Status& status) {
+  std::optional<HttpError> http = GetHttpError(status);
+  return http.has_value() ? http->retry_after : absl::ZeroDuration();
 }
 
 // The stream's head cursor (GET /v1/streams/{stream}).
@@ -108,7 +115,8 @@ absl::Status FollowStream(const std::string& host, uint16_t port, FollowOptions 
                           absl::StrCat(ended.message(), " (gave up after ",
                                        options.max_retries, " reconnect attempts)"));
     }
-    const absl::Duration wait = Backoff{base, 2.0, options.max_backoff}.Delay(failures);
+    const absl::Duration wait =
+        std::max(Backoff{base, 2.0, options.max_backoff}.Delay(failures), AskedWait(ended));
     if (options.on_reconnect) options.on_reconnect(ended, wait, failures);
     const absl::Time until = absl::Now() + wait;
     while (absl::Now() < until && !stopped()) {

@@ -15,7 +15,9 @@
 // per consecutive failure up to `max_backoff`; after `max_retries`
 // consecutive failures the last error is returned. A connection that
 // delivered at least one event resets the count. A 4xx answer (bad cursor,
-// cursor of another stream, unknown route) is final and returned at once.
+// cursor of another stream, unknown route, a missing or refused token) is
+// final and returned at once, except 429 (the daemon's rate limit): that is
+// retried, waiting at least its Retry-After.
 //
 // Thread safety: runs on the calling thread; the callbacks run there too.
 #ifndef KEEL_CMD_KEEL_CLIENT_FOLLOW_H_

@@ -22,6 +22,7 @@
 #include <boost/beast/http/read.hpp>
 
 #include "absl/strings/str_cat.h"
+#include "cmd/keel/server/client_key.h"
 #include "cmd/keel/server/http_errors.h"
 #include "cmd/keel/server/request_parser.h"
 #include "cmd/keel/server/send_now.h"
@@ -122,7 +123,7 @@ class HttpSession : public std::enable_shared_from_this<HttpSession> {
       keep_alive_ = false;
       return Reject(503, "unavailable", "the daemon is shutting down");
     }
-    if (std::optional<RequestGate::Refusal> refusal = state_->gate.Check(request_, client_, started_)) {
+    if (std::optional<RequestGate::Refusal> refusal = state_->gate.Check(request_, client_)) {
       state_->api.metrics().CountError(refusal->code);
       return DoWrite(std::move(refusal->response), false);  // The connection stays open.
     }
@@ -130,11 +131,11 @@ class HttpSession : public std::enable_shared_from_this<HttpSession> {
     Dispatch();
   }
 
-  // The client's address, as the rate limit keys clients.
+  // The client as the rate limit counts it.
   std::string ClientAddress() const {
     beast::error_code ec;
     const auto endpoint = socket_.remote_endpoint(ec);
-    return ec ? std::string() : endpoint.address().to_string();
+    return ec ? std::string() : RateLimitKey(endpoint.address());
   }
 
   // A socket operation starts: it must end within the idle timeout.
@@ -215,7 +216,7 @@ class HttpSession : public std::enable_shared_from_this<HttpSession> {
   void LogRequest(int status) {
     const LogLevel level = status >= 500 ? LogLevel::kWarn : LogLevel::kDebug;
     if (!state_->logger->Enabled(level)) return;
-    const absl::string_view line = RequestGate::Loggable(request_line_);
+    const absl::string_view line = state_->gate.Loggable(request_line_);
     const size_t space = std::min(line.find(' '), line.size());
     state_->logger->Log(level, absl::StrCat("request method=", line.substr(0, space),
                                             " target=", line.substr(std::min(space + 1, line.size())),

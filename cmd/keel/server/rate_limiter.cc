@@ -7,7 +7,7 @@ namespace keel::server {
 RateLimiter::RateLimiter(double per_second, double burst, size_t max_clients)
     : per_second_(per_second), burst_(burst), max_clients_(std::max<size_t>(max_clients, 1)) {}
 
-std::optional<absl::Duration> RateLimiter::Admit(absl::string_view client, absl::Time now) {
+std::optional<absl::Duration> RateLimiter::Admit(absl::string_view client, Clock::time_point now) {
   MutexLock lock(&mu_);
   auto it = buckets_.find(client);
   if (it == buckets_.end()) {
@@ -28,19 +28,20 @@ size_t RateLimiter::clients() const {
   return buckets_.size();
 }
 
-void RateLimiter::Refill(Bucket& bucket, absl::Time now) const {
-  if (now <= bucket.updated) return;  // A clock that steps back adds nothing.
-  bucket.tokens =
-      std::min(burst_, bucket.tokens + absl::ToDoubleSeconds(now - bucket.updated) * per_second_);
+void RateLimiter::Refill(Bucket& bucket, Clock::time_point now) const {
+  if (now <= bucket.updated) return;
+  const double elapsed = std::chrono::duration<double>(now - bucket.updated).count();
+  bucket.tokens = std::min(burst_, bucket.tokens + elapsed * per_second_);
   bucket.updated = now;
 }
 
-void RateLimiter::MakeRoom(absl::Time now) {
+void RateLimiter::MakeRoom(Clock::time_point now) {
   absl::erase_if(buckets_, [&](auto& entry) {
     Refill(entry.second, now);
     return entry.second.tokens >= burst_;
   });
-  if (buckets_.size() >= max_clients_) buckets_.erase(buckets_.begin());
+  const size_t target = max_clients_ - std::max<size_t>(max_clients_ / 10, 1);
+  while (buckets_.size() > target) buckets_.erase(buckets_.begin());
 }
 
 }  // namespace keel::server

@@ -1,5 +1,6 @@
 #include "cmd/keel/server/request_gate.h"
 
+#include <algorithm>
 #include <cmath>
 #include <utility>
 
@@ -14,6 +15,10 @@ namespace {
 
 constexpr absl::string_view kQueryToken = "access_token";
 constexpr absl::string_view kChallenge = "Bearer realm=\"keel\"";
+constexpr absl::string_view kBearer = "Bearer ";
+// A Retry-After past this many seconds is sent as this (a rate this low is
+// refused by ValidateServerOptions anyway).
+constexpr double kLongestRetryAfterSeconds = 1e9;
 
 bool IsHealthProbe(const HttpRequest& request) {
   return request.path == "/healthz" || request.path == "/readyz";
@@ -24,11 +29,20 @@ bool OnlyReads(const HttpRequest& request) {
   return request.method == "GET" || request.method == "HEAD";
 }
 
-// An error response with the header that tells the client what to do.
+// Where a token may come in the query: an SSE request, which a browser's
+// EventSource makes without headers of its own. Elsewhere a URL with a
+// token would travel into proxy logs and Referer headers for nothing.
+bool TakesQueryToken(const HttpRequest& request) {
+  return request.method == "GET" && !request.segments.empty() && request.segments.back() == "sse";
+}
+
+// An error response with the header that tells the client what to do, and
+// leave for a cross-origin page to read it.
 RequestGate::Refusal Refuse(int status, absl::string_view code, absl::string_view message,
                             absl::string_view header, std::string value) {
   RequestGate::Refusal refusal{ErrorResponse(status, code, message), code};
   refusal.response.headers.emplace_back(std::string(header), std::move(value));
+  refusal.response.headers.emplace_back("Access-Control-Expose-Headers", std::string(header));
   return refusal;
 }
 
@@ -51,11 +65,13 @@ RequestGate::RequestGate(std::shared_ptr<const AccessTokens> tokens, double per_
       per_second_(per_second) {}
 
 std::optional<RequestGate::Refusal> RequestGate::Check(const HttpRequest& request,
-                                                       absl::string_view client, absl::Time now) {
+                                                       absl::string_view client,
+                                                       RateLimiter::Clock::time_point now) {
   if ((tokens_ == nullptr && limiter_ == nullptr) || IsHealthProbe(request)) return std::nullopt;
   if (limiter_ != nullptr) {
     if (std::optional<absl::Duration> wait = limiter_->Admit(client, now)) {
-      const int64_t seconds = static_cast<int64_t>(std::ceil(absl::ToDoubleSeconds(*wait)));
+      const int64_t seconds = static_cast<int64_t>(
+          std::min(std::ceil(absl::ToDoubleSeconds(*wait)), kLongestRetryAfterSeconds));
       return Refuse(
           429, "rate_limited",
           absl::StrFormat("more than %g requests per second from this client; retry in %d s",
@@ -67,22 +83,22 @@ std::optional<RequestGate::Refusal> RequestGate::Check(const HttpRequest& reques
   return CheckToken(request);
 }
 
+// RFC 6750: a request without a Bearer token (none, or credentials of
+// another scheme) gets the bare challenge; an unknown token
+// `invalid_token`; a token short of the access `insufficient_scope`.
 std::optional<RequestGate::Refusal> RequestGate::CheckToken(const HttpRequest& request) const {
   absl::string_view token;
-  if (absl::string_view authorization = request.Header("authorization"); !authorization.empty()) {
-    if (authorization.size() < 7 ||
-        !absl::EqualsIgnoreCase(authorization.substr(0, 7), "Bearer ")) {
-      return Unauthenticated("the Authorization header must be 'Bearer <token>'",
-                             "invalid_request");
-    }
-    token = absl::StripAsciiWhitespace(authorization.substr(7));
-  } else if (request.method == "GET") {
+  const absl::string_view authorization = request.Header("authorization");
+  if (authorization.size() >= kBearer.size() &&
+      absl::EqualsIgnoreCase(authorization.substr(0, kBearer.size()), kBearer)) {
+    token = absl::StripAsciiWhitespace(authorization.substr(kBearer.size()));
+  } else if (authorization.empty() && TakesQueryToken(request)) {
     token = request.Query(kQueryToken);
   }
   if (token.empty()) {
     return Unauthenticated(
-        "this daemon requires a token: 'Authorization: Bearer <token>' (or, on a GET, "
-        "?access_token=<token>)",
+        "this daemon requires a token: 'Authorization: Bearer <token>' (or, opening an SSE "
+        "stream, ?access_token=<token>)",
         "");
   }
   const std::optional<Access> access = tokens_->Find(token);
@@ -95,14 +111,9 @@ std::optional<RequestGate::Refusal> RequestGate::CheckToken(const HttpRequest& r
   return std::nullopt;
 }
 
-absl::string_view RequestGate::Loggable(absl::string_view request_line) {
-  const size_t query = request_line.find('?');
-  if (query == absl::string_view::npos) return request_line;
-  // "access", not the whole name: a client may percent-encode the '_'.
-  if (!absl::StrContains(absl::AsciiStrToLower(request_line.substr(query)), "access")) {
-    return request_line;
-  }
-  return request_line.substr(0, query);
+absl::string_view RequestGate::Loggable(absl::string_view request_line) const {
+  if (tokens_ == nullptr) return request_line;
+  return request_line.substr(0, request_line.find('?'));
 }
 
 }  // namespace keel::server

@@ -25,7 +25,6 @@
 #include <optional>
 
 #include "absl/strings/string_view.h"
-#include "absl/time/time.h"
 #include "cmd/keel/server/access_tokens.h"
 #include "cmd/keel/server/http_types.h"
 #include "cmd/keel/server/rate_limiter.h"
@@ -45,14 +44,20 @@ class RequestGate {
     absl::string_view code;  // The error code, for the metrics.
   };
 
-  // nullopt to serve `request` of `client` (its address) at `now`; else the
+  // nullopt to serve `request` of `client` (RateLimitKey) at `now`; else the
   // refusal to answer with.
   std::optional<Refusal> Check(const HttpRequest& request, absl::string_view client,
-                               absl::Time now);
+                               RateLimiter::Clock::time_point now);
+  // Check now; an open gate reads no clock.
+  std::optional<Refusal> Check(const HttpRequest& request, absl::string_view client) {
+    if (tokens_ == nullptr && limiter_ == nullptr) return std::nullopt;
+    return Check(request, client, RateLimiter::Clock::now());
+  }
 
-  // `request_line` ("METHOD target") as the request log may show it: without
-  // its query when that may carry a token.
-  static absl::string_view Loggable(absl::string_view request_line);
+  // `request_line` ("METHOD target") as the request log may show it: a
+  // daemon with tokens logs no query, which may carry one (`access_token`,
+  // its name perhaps percent-encoded).
+  absl::string_view Loggable(absl::string_view request_line) const;
 
  private:
   std::optional<Refusal> CheckToken(const HttpRequest& request) const;

@@ -183,8 +183,10 @@ absl::Status ValidateServerOptions(const ServerOptions& options) {
                   [](unsigned char c) { return c < 0x20 || c == 0x7f; })) {
     return InvalidArgument("the CORS origin must not contain control characters");
   }
-  if (!(options.rate_limit >= 0) || !std::isfinite(options.rate_limit)) {
-    return InvalidArgument("the rate limit must be a number of requests per second >= 0");
+  if (!(options.rate_limit == 0 || options.rate_limit >= ServerOptions::kLeastRateLimit) ||
+      !std::isfinite(options.rate_limit)) {
+    return InvalidArgument(absl::StrCat(
+        "the rate limit must be 0 (none) or at least ", ServerOptions::kLeastRateLimit, " requests per second"));
   }
   if (!(options.rate_burst == 0 || options.rate_burst >= 1) || !std::isfinite(options.rate_burst)) {
     return InvalidArgument("the rate burst must be at least 1 request (or 0 for one second's worth)");

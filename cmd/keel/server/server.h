@@ -87,6 +87,8 @@ struct ServerOptions {
   // second's worth (at least 1).
   double rate_limit = 0;
   double rate_burst = 0;
+  // The least rate_limit other than 0: one request per ~12 days.
+  static constexpr double kLeastRateLimit = 1e-6;
   absl::Duration trim_interval = absl::Seconds(1);  // How often to look for retention work.
   size_t trim_budget = 10'000;                       // Records per Trim call.
 };

@@ -55,11 +55,11 @@ struct SsePoll {
 };
 SsePoll PollCountingReads(Subscription& subscription, size_t max, Metrics& metrics);
 
-// What a broadcast needs of a session.
 // The warn line of an SSE subscription that failed (a bus that closed is a
 // clean end): logfmt, like the request log.
 std::string SseFailureLine(absl::string_view stream, const absl::Status& status);
 
+// What a broadcast needs of a session.
 class SseMember {
  public:
   virtual ~SseMember() = default;

@@ -8,6 +8,7 @@
 #include "absl/strings/match.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
 #include "cmd/keel/client/errors.h"
 #include "cmd/keel/command.h"
 #include "cmd/keel/server/access_tokens.h"
@@ -74,6 +75,7 @@ class AccessTest : public ::testing::Test {
 TEST_F(AccessTest, TableOfRefusedRequests) {
   const std::string events = "/v1/streams/orders/events";
   const std::string event = R"({"type":"t","data":2})";
+  const std::string kBare = "Bearer realm=\"keel\"";  // The challenge without an error code.
   const struct {
     std::string name;
     std::string method;
@@ -83,37 +85,23 @@ TEST_F(AccessTest, TableOfRefusedRequests) {
     std::string code;
     std::string challenge;
   } table[] = {
-      {"publish without a token", "POST", events, Json(), 401, "unauthenticated",
-       "Bearer realm=\"keel\""},
-      {"replay without a token",
-       "GET",
-       events,
-       {},
-       401,
-       "unauthenticated",
-       "Bearer realm=\"keel\""},
-      {"unknown token", "GET", events, WithToken("guessed-token-000000000"), 401, "unauthenticated",
-       "Bearer realm=\"keel\", error=\"invalid_token\""},
-      {"basic credentials",
-       "GET",
-       events,
-       {{"Authorization", "Basic dXNlcjpwYXNz"}},
-       401,
-       "unauthenticated",
-       "Bearer realm=\"keel\", error=\"invalid_request\""},
+      // clang-format off
+      {"publish without a token", "POST", events, Json(), 401, "unauthenticated", kBare},
+      {"replay without a token", "GET", events, {}, 401, "unauthenticated", kBare},
+      {"unknown token", "GET", events, WithToken("guessed-token-000000000"), 401,
+       "unauthenticated", absl::StrCat(kBare, ", error=\"invalid_token\"")},
+      {"basic credentials", "GET", events, {{"Authorization", "Basic dXNlcjpwYXNz"}}, 401,
+       "unauthenticated", kBare},
       {"token in the query of a publish", "POST", events + "?access_token=" + kWriteToken, Json(),
-       401, "unauthenticated", "Bearer realm=\"keel\""},
-      {"metrics without a token",
-       "GET",
-       "/metrics",
-       {},
-       401,
-       "unauthenticated",
-       "Bearer realm=\"keel\""},
+       401, "unauthenticated", kBare},
+      {"token in the query of a replay", "GET", events + "?access_token=" + kReadToken, {}, 401,
+       "unauthenticated", kBare},
+      {"metrics without a token", "GET", "/metrics", {}, 401, "unauthenticated", kBare},
       {"publish with a read token", "POST", events, Json(WithToken(kReadToken)), 403,
-       "permission_denied", "Bearer realm=\"keel\", error=\"insufficient_scope\""},
+       "permission_denied", absl::StrCat(kBare, ", error=\"insufficient_scope\"")},
       {"declare with a read token", "PUT", "/v1/streams/orders", Json(WithToken(kReadToken)), 403,
-       "permission_denied", "Bearer realm=\"keel\", error=\"insufficient_scope\""},
+       "permission_denied", absl::StrCat(kBare, ", error=\"insufficient_scope\"")},
+      // clang-format on
   };
   const auto before = Heads(daemon_.bus());
   for (const auto& bad : table) {
@@ -135,7 +123,7 @@ TEST_F(AccessTest, TableOfRefusedRequests) {
   client::HttpClient reader("127.0.0.1", daemon_.port(),
                             client::ClientOptions{.token = kReadToken});
   ASSERT_OK_AND_ASSIGN(auto metrics, reader.Get("/metrics"));
-  EXPECT_THAT(metrics.body, HasSubstr("keel_errors_total{code=\"unauthenticated\"} 6\n"));
+  EXPECT_THAT(metrics.body, HasSubstr("keel_errors_total{code=\"unauthenticated\"} 7\n"));
   EXPECT_THAT(metrics.body, HasSubstr("keel_errors_total{code=\"permission_denied\"} 2\n"));
 }
 
@@ -189,19 +177,24 @@ TEST_F(AccessTest, EachTokenOpensWhatItsAccessAllows) {
   EXPECT_EQ(preflight.status, 204) << preflight.body;
 }
 
+// The query of an SSE request carries the token: the log leaves the query
+// out (parameter names are decoded, so no spelling of it is safe to log).
 TEST_F(AccessTest, TheRequestLogNeverShowsAToken) {
-  const std::string target =
-      absl::StrCat("/v1/streams/orders/events?after=earliest&access_token=", kReadToken);
-  client::HttpClient http("127.0.0.1", daemon_.port());
-  ASSERT_OK_AND_ASSIGN(auto response, http.Get(target));
-  EXPECT_EQ(response.status, 200) << response.body;
-  ASSERT_OK_AND_ASSIGN(auto refused,
-                       http.Get("/v1/streams/orders/events?access_token=wrong-but-secret"));
-  EXPECT_EQ(refused.status, 401);
-  EXPECT_TRUE(log_->Contains(LogLevel::kDebug,
-                             "method=GET target=/v1/streams/orders/events status=200 "));
-  EXPECT_TRUE(log_->Contains(LogLevel::kDebug,
-                             "method=GET target=/v1/streams/orders/events status=401 "));
+  for (const std::string& query : {absl::StrCat("access_token=", kReadToken),
+                                   absl::StrCat("acc%65ss_token=", kReadToken),
+                                   std::string("access_token=wrong-but-secret")}) {
+    SCOPED_TRACE(query);
+    RawConnection browser(daemon_.port());
+    ASSERT_TRUE(browser.connected());
+    browser.Send(absl::StrCat("GET /v1/streams/orders/sse?after=earliest&", query,
+                              " HTTP/1.1\r\nHost: keel\r\n\r\n"));
+    const bool valid = !absl::StrContains(query, "wrong");
+    EXPECT_THAT(browser.Read(), ::testing::StartsWith(valid ? "HTTP/1.1 200" : "HTTP/1.1 401"));
+  }
+  EXPECT_TRUE(
+      log_->Contains(LogLevel::kDebug, "method=GET target=/v1/streams/orders/sse status=200 "));
+  EXPECT_TRUE(
+      log_->Contains(LogLevel::kDebug, "method=GET target=/v1/streams/orders/sse status=401 "));
   for (const CapturingLogger::Line& line : log_->lines()) {
     EXPECT_THAT(line.message, Not(HasSubstr(kReadToken)));
     EXPECT_THAT(line.message, Not(HasSubstr("wrong-but-secret")));
@@ -238,6 +231,17 @@ TEST_F(AccessTest, TheCliSendsItsToken) {
   auto groups = RunKeel({"group", "list", "--server", server, "--stream", "orders"});
   EXPECT_EQ(groups.code, cli::kExitFailure);
   EXPECT_THAT(groups.err, HasSubstr("unauthenticated"));
+  // Every other client command sends it too.
+  for (const std::vector<std::string>& args : std::vector<std::vector<std::string>>{
+           {"group", "list", "--stream", "orders", "--auth-token", kReadToken},
+           {"dead-letters", "list", "--stream", "orders", "--auth-token", kReadToken},
+           {"declare", "--stream", "audited", "--policy", "max_events=10", "--auth-token",
+            kWriteToken}}) {
+    std::vector<std::string> full = args;
+    full.insert(full.end(), {"--server", server});
+    auto run = RunKeel(full);
+    EXPECT_EQ(run.code, cli::kExitOk) << absl::StrJoin(args, " ") << ": " << run.err;
+  }
 }
 
 class RateLimitTest : public ::testing::Test {
@@ -277,6 +281,25 @@ TEST_F(RateLimitTest, AClientOverItsRateGets429WithRetryAfter) {
   EXPECT_EQ(still.status, 429);
   EXPECT_THAT(daemon_.metrics().Render(),
               HasSubstr("keel_errors_total{code=\"rate_limited\"} 2\n"));
+}
+
+// `keel tail` takes a 429 as a wait, not an end: it reconnects after the
+// Retry-After and reads the stream.
+TEST(RateLimitRetryTest, TailWaitsOutA429) {
+  DaemonOptions options;
+  options.driver = "memory";
+  options.server.rate_limit = 0.5;  // A request every 2 s after the first.
+  options.server.rate_burst = 1;
+  InProcessDaemon daemon(options);
+  ASSERT_OK(daemon.Start());
+  client::HttpClient http("127.0.0.1", daemon.port());
+  ASSERT_OK(Publish(http, "s", "t", "1").status());  // Takes the burst.
+  auto tail = RunKeel({"tail", "--server", daemon.address(), "--stream", "s", "--after",
+                       "earliest", "--count", "1"});
+  EXPECT_EQ(tail.code, cli::kExitOk) << tail.err;
+  EXPECT_THAT(tail.out, HasSubstr("\"sequence\":1"));
+  EXPECT_THAT(tail.err, HasSubstr("rate_limited"));
+  EXPECT_THAT(tail.err, HasSubstr("reconnecting in 2s"));
 }
 
 }  // namespace

@@ -5,7 +5,9 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include "absl/strings/str_split.h"
 #include "cmd/keel/server/access_tokens.h"
+#include "cmd/keel/server/client_key.h"
 #include "cmd/keel/server/rate_limiter.h"
 #include "tests/testing/status_matchers.h"
 
@@ -54,24 +56,30 @@ TEST(AccessTokensTest, RefusesABadLineNamingIt) {
   EXPECT_EQ(AccessTokens::Load("/nonexistent/tokens").status().code(), absl::StatusCode::kNotFound);
 }
 
-const absl::Time kStart = absl::FromUnixSeconds(1'000'000);
+const RateLimiter::Clock::time_point kStart =
+    RateLimiter::Clock::time_point() + std::chrono::hours(1000);
+
+// `d` after kStart.
+RateLimiter::Clock::time_point At(absl::Duration d) {
+  return kStart + absl::ToChronoNanoseconds(d);
+}
 
 TEST(RateLimiterTest, AdmitsTheBurstThenTellsHowLongUntilTheNext) {
   RateLimiter limiter(/*per_second=*/2, /*burst=*/3);
   for (int i = 0; i < 3; ++i) EXPECT_EQ(limiter.Admit("10.0.0.1", kStart), std::nullopt) << i;
   EXPECT_THAT(limiter.Admit("10.0.0.1", kStart), Optional(absl::Milliseconds(500)));
   // Times and rates are binary fractions here, so the arithmetic is exact.
-  EXPECT_THAT(limiter.Admit("10.0.0.1", kStart + absl::Milliseconds(250)),
+  EXPECT_THAT(limiter.Admit("10.0.0.1", At(absl::Milliseconds(250))),
               Optional(absl::Milliseconds(250)));
-  EXPECT_EQ(limiter.Admit("10.0.0.1", kStart + absl::Milliseconds(500)), std::nullopt);
-  EXPECT_TRUE(limiter.Admit("10.0.0.1", kStart + absl::Milliseconds(500)).has_value());
+  EXPECT_EQ(limiter.Admit("10.0.0.1", At(absl::Milliseconds(500))), std::nullopt);
+  EXPECT_TRUE(limiter.Admit("10.0.0.1", At(absl::Milliseconds(500))).has_value());
   // Refused requests took nothing: a second later two more pass, not more.
-  const absl::Time later = kStart + absl::Milliseconds(1500);
+  const RateLimiter::Clock::time_point later = At(absl::Milliseconds(1500));
   EXPECT_EQ(limiter.Admit("10.0.0.1", later), std::nullopt);
   EXPECT_EQ(limiter.Admit("10.0.0.1", later), std::nullopt);
   EXPECT_TRUE(limiter.Admit("10.0.0.1", later).has_value());
   // A long pause gives back the burst, no more.
-  const absl::Time idle = later + absl::Hours(1);
+  const RateLimiter::Clock::time_point idle = later + std::chrono::hours(1);
   for (int i = 0; i < 3; ++i) EXPECT_EQ(limiter.Admit("10.0.0.1", idle), std::nullopt) << i;
   EXPECT_TRUE(limiter.Admit("10.0.0.1", idle).has_value());
 }
@@ -87,15 +95,15 @@ TEST(RateLimiterTest, EachClientHasItsOwnBucket) {
 TEST(RateLimiterTest, KeepsAtMostMaxClientsDroppingIdleOnesFirst) {
   RateLimiter limiter(1, 2, /*max_clients=*/2);
   ASSERT_EQ(limiter.Admit("a", kStart), std::nullopt);
-  ASSERT_EQ(limiter.Admit("b", kStart + absl::Seconds(1)), std::nullopt);
+  ASSERT_EQ(limiter.Admit("b", At(absl::Seconds(1))), std::nullopt);
   // At +1.5 s `a` has its burst back, `b` not yet: `a` goes.
-  ASSERT_EQ(limiter.Admit("c", kStart + absl::Milliseconds(1500)), std::nullopt);
+  ASSERT_EQ(limiter.Admit("c", At(absl::Milliseconds(1500))), std::nullopt);
   EXPECT_EQ(limiter.clients(), 2u);
-  ASSERT_EQ(limiter.Admit("b", kStart + absl::Milliseconds(1500)), std::nullopt);
+  ASSERT_EQ(limiter.Admit("b", At(absl::Milliseconds(1500))), std::nullopt);
   // `b` kept its bucket: half a token was left, so its next request waits.
-  EXPECT_TRUE(limiter.Admit("b", kStart + absl::Milliseconds(1500)).has_value());
+  EXPECT_TRUE(limiter.Admit("b", At(absl::Milliseconds(1500))).has_value());
   // Nobody idle: one goes anyway, so memory stays bounded.
-  ASSERT_EQ(limiter.Admit("d", kStart + absl::Milliseconds(1500)), std::nullopt);
+  ASSERT_EQ(limiter.Admit("d", At(absl::Milliseconds(1500))), std::nullopt);
   EXPECT_EQ(limiter.clients(), 2u);
 }
 
@@ -105,6 +113,9 @@ HttpRequest Request(std::string method, std::string path,
   HttpRequest request;
   request.method = std::move(method);
   request.path = std::move(path);
+  for (absl::string_view segment : absl::StrSplit(absl::string_view(request.path).substr(1), '/')) {
+    request.segments.emplace_back(segment);
+  }
   for (const auto& [name, value] : headers) request.headers.Add(name, value);
   request.query = std::move(query);
   return request;
@@ -131,8 +142,12 @@ TEST(RequestGateTest, TokensDecideWhoIsServed) {
       {"no token", Request("GET", events), 401, "Bearer realm=\"keel\""},
       {"unknown token", Request("GET", events, {{"Authorization", Bearer("x-0123456789abcdef")}}),
        401, "Bearer realm=\"keel\", error=\"invalid_token\""},
-      {"not a bearer token", Request("GET", events, {{"Authorization", "Basic dXNlcjpwYXNz"}}), 401,
-       "Bearer realm=\"keel\", error=\"invalid_request\""},
+      {"another scheme", Request("GET", events, {{"Authorization", "Basic dXNlcjpwYXNz"}}), 401,
+       "Bearer realm=\"keel\""},
+      {"empty bearer token", Request("GET", events, {{"Authorization", "Bearer  "}}), 401,
+       "Bearer realm=\"keel\""},
+      {"query token on a replay", Request("GET", events, {}, {{"access_token", kReadToken}}), 401,
+       "Bearer realm=\"keel\""},
       {"read token writes", Request("POST", events, {{"Authorization", Bearer(kReadToken)}}), 403,
        "Bearer realm=\"keel\", error=\"insufficient_scope\""},
       {"query token on a POST", Request("POST", events, {}, {{"access_token", kWriteToken}}), 401,
@@ -161,9 +176,10 @@ TEST(RequestGateTest, TokensDecideWhoIsServed) {
     EXPECT_EQ(refusal->code, c.status == 401 ? "unauthenticated" : "permission_denied");
     EXPECT_THAT(refusal->response.body,
                 HasSubstr(absl::StrCat("\"code\":\"", refusal->code, "\"")));
-    ASSERT_EQ(refusal->response.headers.size(), 1u);
-    EXPECT_EQ(refusal->response.headers[0].first, "WWW-Authenticate");
-    EXPECT_EQ(refusal->response.headers[0].second, c.challenge);
+    EXPECT_THAT(refusal->response.headers,
+                ::testing::ElementsAre(std::make_pair(std::string("WWW-Authenticate"), c.challenge),
+                                       std::make_pair(std::string("Access-Control-Expose-Headers"),
+                                                      std::string("WWW-Authenticate"))));
   }
 }
 
@@ -176,7 +192,9 @@ TEST(RequestGateTest, RateLimitComesBeforeTheTokenAndSparesHealthProbes) {
   EXPECT_EQ(refusal->response.status, 429);
   EXPECT_EQ(refusal->code, "rate_limited");
   EXPECT_THAT(refusal->response.headers,
-              ::testing::ElementsAre(std::make_pair(std::string("Retry-After"), std::string("2"))));
+              ::testing::ElementsAre(std::make_pair(std::string("Retry-After"), std::string("2")),
+                                     std::make_pair(std::string("Access-Control-Expose-Headers"),
+                                                    std::string("Retry-After"))));
   EXPECT_EQ(gate.Check(Request("GET", "/healthz"), "10.0.0.7", kStart), std::nullopt);
   EXPECT_EQ(gate.Check(Request("GET", "/v1/streams"), "10.0.0.8", kStart), std::nullopt);
 
@@ -197,14 +215,28 @@ TEST(RequestGateTest, AnOpenGateServesEverything) {
   }
 }
 
-TEST(RequestGateTest, TheRequestLogLeavesOutAQueryThatMayCarryAToken) {
-  EXPECT_EQ(RequestGate::Loggable("GET /v1/streams/s/sse?access_token=secret-value&after=earliest"),
+TEST(RequestGateTest, ADaemonWithTokensLogsNoQuery) {
+  // Parameter names are percent-decoded before use, so `acc%65ss_token` is
+  // a token too: no query is safe to log.
+  const RequestGate gate = TokenGate();
+  EXPECT_EQ(gate.Loggable("GET /v1/streams/s/sse?access_token=secret-value&after=earliest"),
             "GET /v1/streams/s/sse");
-  EXPECT_EQ(RequestGate::Loggable("GET /v1/streams/s/sse?after=earliest&ACCESS%5Ftoken=secret"),
+  EXPECT_EQ(gate.Loggable("GET /v1/streams/s/sse?after=earliest&acc%65ss_token=secret"),
             "GET /v1/streams/s/sse");
-  EXPECT_EQ(RequestGate::Loggable("GET /v1/streams/s/events?after=earliest&limit=5"),
+  EXPECT_EQ(gate.Loggable("POST /v1/streams/s/events"), "POST /v1/streams/s/events");
+  const RequestGate open(nullptr, 0, 0);
+  EXPECT_EQ(open.Loggable("GET /v1/streams/s/events?after=earliest&limit=5"),
             "GET /v1/streams/s/events?after=earliest&limit=5");
-  EXPECT_EQ(RequestGate::Loggable("POST /v1/streams/s/events"), "POST /v1/streams/s/events");
+}
+
+TEST(RateLimitKeyTest, IPv6ClientsAreTheirSlash64) {
+  namespace ip = boost::asio::ip;
+  EXPECT_EQ(RateLimitKey(ip::make_address("10.1.2.3")), "10.1.2.3");
+  EXPECT_EQ(RateLimitKey(ip::make_address("::ffff:10.1.2.3")), "10.1.2.3");
+  EXPECT_EQ(RateLimitKey(ip::make_address("2001:db8:1:2:3:4:5:6")), "2001:db8:1:2::/64");
+  EXPECT_EQ(RateLimitKey(ip::make_address("2001:db8:1:2:ffff::1")), "2001:db8:1:2::/64");
+  EXPECT_NE(RateLimitKey(ip::make_address("2001:db8:1:3::1")), "2001:db8:1:2::/64");
+  EXPECT_EQ(RateLimitKey(ip::make_address("::1")), "::/64");
 }
 
 }  // namespace

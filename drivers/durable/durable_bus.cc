@@ -606,8 +606,13 @@ absl::Status DurableBus::OnClose() {
   PendingAppend checkpoint;
   checkpoint.checkpoint = true;
   absl::Status status = committer_.Submit(checkpoint);
-  if (options_.sync != SyncMode::kAlways) {
-    status.Update(store_->Write(WriteBatch(), WriteOptions{.sync = true}));  // Flush before exit.
+  // The last write flushes everything (under interval or none) and, only
+  // when everything else worked, tells the next open that the store was
+  // closed cleanly.
+  WriteBatch last;
+  if (status.ok()) last.Delete(durable::OpenMarkerKey());
+  if (status.ok() || options_.sync != SyncMode::kAlways) {
+    status.Update(store_->Write(last, WriteOptions{.sync = true}));
   }
   if (options_.close_store) status.Update(store_->Close());
   return status;
@@ -641,6 +646,9 @@ absl::StatusOr<std::unique_ptr<EventBus>> OpenDurableBus(std::shared_ptr<StateSt
                                                          const DurableOptions& options,
                                                          const DriverContext& context) {
   KEEL_ASSIGN_OR_RETURN(durable::RecoveredState recovered, durable::Recover(*store));
+  KEEL_ASSIGN_OR_RETURN(std::optional<durable::OpenMarker> unclean,
+                        durable::MarkOpen(*store, options.sync == SyncMode::kAlways));
+  if (unclean) durable::LogUncleanOpen(*context.logger, *unclean);
   KEEL_ASSIGN_OR_RETURN(absl::Time first_key_expiry, durable::FirstExpiry(*store));
   auto bus = std::make_unique<DurableBus>(store, options, context, std::move(recovered),
                                           first_key_expiry);

@@ -2,11 +2,13 @@
 //
 // Keys (bytewise ordered; stream names never contain 0x00):
 //   "M"                              store meta   (one per store)
+//   "O"                              open marker  (while a process has the store open)
 //   "H" <stream>                     stream head  (one per stream, mutable)
 //   "E" <stream> 0x00 <seq:u64be>    entry        (one per event, immutable)
 //
 // Values:
 //   meta  = version:u8(=1|2) epoch:u64be check:u32be
+//   open marker = version:u8(=1) acks_synced:u8(0|1) check:u32be
 //   head  = version:u8(=1) first:u64be next:u64be bytes:u64be
 //           oldest_time_unix_nanos:i64be check:u32be
 //   entry = check:u32be envelope
@@ -32,6 +34,9 @@ namespace keel::durable {
 namespace {
 
 constexpr char kMetaPrefix = 'M';
+constexpr char kOpenMarkerKey = 'O';
+constexpr uint8_t kOpenMarkerVersion = 1;
+constexpr size_t kOpenMarkerSize = 1 + 1 + 4;
 constexpr char kHeadPrefix = 'H';
 constexpr char kEntryPrefix = 'E';
 constexpr uint8_t kHeadVersion = 1;
@@ -83,6 +88,8 @@ absl::Status Unseal(absl::string_view what, absl::string_view value, size_t size
 
 std::string MetaKey() { return std::string(1, kMetaPrefix); }
 
+std::string OpenMarkerKey() { return std::string(1, kOpenMarkerKey); }
+
 std::string HeadKey(absl::string_view stream) { return absl::StrCat("H", stream); }
 
 KeyRange HeadRange() { return KeyRange::Prefix(std::string(1, kHeadPrefix)); }
@@ -121,6 +128,20 @@ absl::StatusOr<StoreMeta> DecodeMeta(absl::string_view value) {
   absl::Status status = Unseal("store meta", value, kMetaSize, KnownStoreFormat);
   if (!status.ok()) return status;
   return StoreMeta{DecodeBigEndian64(value.substr(1)), static_cast<StoreFormat>(value[0])};
+}
+
+std::string EncodeOpenMarker(const OpenMarker& marker) {
+  std::string out(1, static_cast<char>(kOpenMarkerVersion));
+  out.push_back(marker.acks_synced ? 1 : 0);
+  Seal(out);
+  return out;
+}
+
+absl::StatusOr<OpenMarker> DecodeOpenMarker(absl::string_view value) {
+  absl::Status status = Unseal("open marker", value, kOpenMarkerSize,
+                               [](uint8_t version) { return version == kOpenMarkerVersion; });
+  if (!status.ok()) return status;
+  return OpenMarker{value[1] != 0};
 }
 
 std::string EncodeHead(const Head& head) {

@@ -47,7 +47,16 @@ struct StoreMeta {
   StoreFormat format = kCurrentStoreFormat;
 };
 
+// Present while a process has the store open: written (synced) at open,
+// deleted by Close()'s last write. Found at open, it says the last process
+// did not close the store (rfcs/0003-durable-layout.md, "Unclean shutdown").
+struct OpenMarker {
+  // That process acknowledged only synced writes (sync=always).
+  bool acks_synced = false;
+};
+
 std::string MetaKey();
+std::string OpenMarkerKey();
 std::string HeadKey(absl::string_view stream);
 KeyRange HeadRange();
 // Every entry of `stream`, and its entry for `sequence`.
@@ -60,6 +69,8 @@ absl::string_view StreamOfHeadKey(absl::string_view key);
 
 std::string EncodeMeta(const StoreMeta& meta);
 absl::StatusOr<StoreMeta> DecodeMeta(absl::string_view value);
+std::string EncodeOpenMarker(const OpenMarker& marker);
+absl::StatusOr<OpenMarker> DecodeOpenMarker(absl::string_view value);
 
 std::string EncodeHead(const Head& head);
 absl::StatusOr<Head> DecodeHead(absl::string_view value);

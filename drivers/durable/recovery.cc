@@ -144,4 +144,36 @@ absl::StatusOr<RecoveredState> Recover(StateStore& store) {
   return state;
 }
 
+absl::StatusOr<std::optional<OpenMarker>> MarkOpen(StateStore& store, bool acks_synced) {
+  std::optional<OpenMarker> previous;
+  absl::StatusOr<std::string> found = store.Get(OpenMarkerKey());
+  if (found.ok()) {
+    absl::StatusOr<OpenMarker> decoded = DecodeOpenMarker(*found);
+    if (!decoded.ok()) return NameKey(decoded.status(), OpenMarkerKey());
+    previous = *decoded;
+  } else if (found.status().code() != absl::StatusCode::kNotFound) {
+    return found.status();
+  }
+  WriteBatch batch;
+  batch.Put(OpenMarkerKey(), EncodeOpenMarker(OpenMarker{acks_synced}));
+  KEEL_RETURN_IF_ERROR(store.Write(batch, WriteOptions{.sync = true}));
+  return previous;
+}
+
+void LogUncleanOpen(Logger& logger, const OpenMarker& previous) {
+  constexpr absl::string_view kUnclean =
+      "durable: the store was not closed cleanly (the process was killed, or the machine "
+      "stopped); heads that lag are caught up from the entries";
+  if (previous.acks_synced) {
+    logger.Warn(
+        absl::StrCat(kUnclean, "; it ran with sync=always, so every acknowledged event is kept"));
+    return;
+  }
+  logger.Warn(absl::StrCat(
+      kUnclean,
+      "; it ran with sync=interval or none: if the machine stopped (not only the process), "
+      "events acknowledged after its last sync are lost, and their sequences will be handed "
+      "out again (rfcs/0003-durable-layout.md, \"Known gap\")"));
+}
+
 }  // namespace keel::durable

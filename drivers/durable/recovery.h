@@ -14,6 +14,7 @@
 #ifndef KEEL_DRIVERS_DURABLE_RECOVERY_H_
 #define KEEL_DRIVERS_DURABLE_RECOVERY_H_
 
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -32,6 +33,17 @@ struct RecoveredState {
 };
 
 absl::StatusOr<RecoveredState> Recover(StateStore& store);
+
+// Marks the store open: writes the OpenMarker of this process (synced, so
+// that a crash from now on is found at the next open). Returns the marker
+// the last process left when it did not close the store, nullopt after a
+// clean close or in a new store; kDataLoss naming the key when that marker
+// does not decode.
+absl::StatusOr<std::optional<OpenMarker>> MarkOpen(StateStore& store, bool acks_synced);
+
+// Warns that the store was not closed cleanly, and what that may have cost
+// given how the last process acknowledged (`previous`).
+void LogUncleanOpen(Logger& logger, const OpenMarker& previous);
 
 // What VerifyTail found after a stream's head.
 struct TailRepair {

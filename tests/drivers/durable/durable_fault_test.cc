@@ -8,6 +8,7 @@
 #include <stdexcept>
 #include <thread>
 
+#include "absl/strings/match.h"
 #include "core/logger.h"
 #include "core/mutex.h"
 #include "core/redactor.h"
@@ -192,6 +193,66 @@ TEST(DurableAsyncFaultTest, AnAsyncPublishThatThrowsLeavesNothingInFlight) {
                                       [](absl::StatusOr<std::vector<Receipt>>) {}),
                std::runtime_error);
   EXPECT_OK(bus->Close(absl::Milliseconds(500)));
+}
+
+// Warnings of an unclean shutdown in the log so far.
+int UncleanWarnings(const CapturingLogger& logger, absl::string_view fragment) {
+  int found = 0;
+  for (const CapturingLogger::Line& line : logger.lines()) {
+    found += line.level == LogLevel::kWarn &&
+             absl::StrContains(line.message, "the store was not closed cleanly") &&
+             absl::StrContains(line.message, fragment);
+  }
+  return found;
+}
+
+TEST_F(DurableFaultTest, ACleanCloseOpensWithoutAWarning) {
+  {
+    ASSERT_OK_AND_ASSIGN(auto bus, Open(SyncMode::kNone));
+    ASSERT_OK(bus->Publish(NewEvent("s", 0)));
+    ASSERT_OK(bus->Close());
+  }
+  store_->Reopen();
+  ASSERT_OK_AND_ASSIGN(auto bus, Open(SyncMode::kNone));
+  EXPECT_EQ(UncleanWarnings(*logger_, ""), 0);
+  ASSERT_OK_AND_ASSIGN(StreamInfo info, bus->replayer()->Bounds("s"));
+  EXPECT_EQ(info.last_sequence, 1u);
+}
+
+// An open after a crash says so once, and what the last process's sync
+// mode may have cost; a clean close afterwards clears it.
+TEST_F(DurableFaultTest, AnOpenAfterACrashWarnsWhatTheSyncModeMayHaveLost) {
+  for (SyncMode sync : {SyncMode::kNone, SyncMode::kAlways}) {
+    {
+      ASSERT_OK_AND_ASSIGN(auto bus, Open(sync));
+      ASSERT_OK(bus->Publish(NewEvent("s", 0)));
+      ASSERT_OK(store_->SimulateCrash());
+      ASSERT_OK(store_->Close());  // The process died with the machine: no Close() of its own.
+    }
+    store_->Reopen();
+    {
+      ASSERT_OK_AND_ASSIGN(auto bus, Open(SyncMode::kAlways));
+      ASSERT_OK(bus->Close());
+    }
+    store_->Reopen();
+  }
+  EXPECT_EQ(UncleanWarnings(*logger_, ""), 2);
+  EXPECT_EQ(UncleanWarnings(*logger_, "sync=interval or none"), 1);
+  EXPECT_EQ(UncleanWarnings(*logger_, "handed out again"), 1);
+  EXPECT_EQ(UncleanWarnings(*logger_, "sync=always, so every acknowledged event is kept"), 1);
+}
+
+TEST_F(DurableFaultTest, ADamagedOpenMarkerFailsTheOpenNamingIt) {
+  {
+    ASSERT_OK_AND_ASSIGN(auto bus, Open());
+    ASSERT_OK(store_->SimulateCrash());
+    ASSERT_OK(store_->Close());
+  }
+  store_->Reopen();
+  store_->CorruptReadsOf(durable::OpenMarkerKey());
+  absl::StatusOr<std::unique_ptr<EventBus>> bus = Open();
+  EXPECT_THAT(bus, StatusIs(absl::StatusCode::kDataLoss));
+  EXPECT_THAT(std::string(bus.status().message()), HasSubstr("open marker"));
 }
 
 }  // namespace

@@ -14,6 +14,7 @@
 #include "drivers/durable/head_checkpoints.h"
 #include "drivers/durable/key_layout.h"
 #include "drivers/durable/recovery.h"
+#include "drivers/durable/runtime_warning.h"
 #include "drivers/durable/store_metadata.h"
 #include "drivers/durable/tail_verifier.h"
 
@@ -648,11 +649,15 @@ absl::StatusOr<std::unique_ptr<EventBus>> OpenDurableBus(std::shared_ptr<StateSt
   KEEL_ASSIGN_OR_RETURN(durable::RecoveredState recovered, durable::Recover(*store));
   KEEL_ASSIGN_OR_RETURN(std::optional<durable::OpenMarker> unclean,
                         durable::MarkOpen(*store, options.sync == SyncMode::kAlways));
-  if (unclean) durable::LogUncleanOpen(*context.logger, *unclean);
   KEEL_ASSIGN_OR_RETURN(absl::Time first_key_expiry, durable::FirstExpiry(*store));
   auto bus = std::make_unique<DurableBus>(store, options, context, std::move(recovered),
                                           first_key_expiry);
   KEEL_RETURN_IF_ERROR(bus->InitMetadata(durable::NewStoreMetadata(std::move(store))));
+  if (unclean) {  // Loudly: in the log, and on the bus for whoever follows keel.runtime.
+    const std::string message = durable::UncleanOpenMessage(*unclean);
+    context.logger->Warn(absl::StrCat("durable: ", message));
+    KEEL_RETURN_IF_ERROR(bus->Publish(durable::RuntimeWarning(message)).status());
+  }
   return bus;
 }
 

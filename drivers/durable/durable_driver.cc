@@ -14,14 +14,13 @@
 #include "core/status_macros.h"
 #include "drivers/durable/degraded_bus.h"
 #include "drivers/durable/durable_bus.h"
+#include "drivers/durable/runtime_warning.h"
 #include "drivers/memory/memory_bus.h"
 
 namespace keel {
 namespace {
 
 constexpr char kStorePrefix[] = "store.";
-constexpr char kRuntimeStream[] = "keel.runtime";
-constexpr char kRuntimeWarningType[] = "runtime.warning";
 
 Config StoreConfigOf(const Config& config) {
   Config store;
@@ -39,12 +38,7 @@ absl::StatusOr<std::unique_ptr<EventBus>> OpenDegraded(const Config& config,
       "memory ring and lost on exit";
   context.logger->Warn(absl::StrCat("keel: ", reason));
   auto bus = std::make_unique<DegradedBus>(NewMemoryBus(limits, context), reason);
-  Event warning;
-  warning.stream = kRuntimeStream;
-  warning.type = kRuntimeWarningType;
-  warning.content_type = "application/json";
-  warning.payload = absl::StrCat("{\"driver\":\"durable\",\"message\":\"", reason, "\"}");
-  KEEL_RETURN_IF_ERROR(bus->Publish(std::move(warning)).status());
+  KEEL_RETURN_IF_ERROR(bus->Publish(durable::RuntimeWarning(reason)).status());
   return bus;
 }
 

@@ -160,20 +160,18 @@ absl::StatusOr<std::optional<OpenMarker>> MarkOpen(StateStore& store, bool acks_
   return previous;
 }
 
-void LogUncleanOpen(Logger& logger, const OpenMarker& previous) {
+std::string UncleanOpenMessage(const OpenMarker& previous) {
   constexpr absl::string_view kUnclean =
-      "durable: the store was not closed cleanly (the process was killed, or the machine "
-      "stopped); heads that lag are caught up from the entries";
+      "the store was not closed cleanly (the process was killed, or the machine stopped); "
+      "heads that lag are caught up from the entries";
   if (previous.acks_synced) {
-    logger.Warn(
-        absl::StrCat(kUnclean, "; it ran with sync=always, so every acknowledged event is kept"));
-    return;
+    return absl::StrCat(kUnclean, "; it ran with sync=always, so every acknowledged event is kept");
   }
-  logger.Warn(absl::StrCat(
+  return absl::StrCat(
       kUnclean,
       "; it ran with sync=interval or none: if the machine stopped (not only the process), "
       "events acknowledged after its last sync are lost, and their sequences will be handed "
-      "out again (rfcs/0003-durable-layout.md, \"Known gap\")"));
+      "out again (rfcs/0003-durable-layout.md, Known gap)");
 }
 
 }  // namespace keel::durable

@@ -41,9 +41,9 @@ absl::StatusOr<RecoveredState> Recover(StateStore& store);
 // does not decode.
 absl::StatusOr<std::optional<OpenMarker>> MarkOpen(StateStore& store, bool acks_synced);
 
-// Warns that the store was not closed cleanly, and what that may have cost
+// Says that the store was not closed cleanly, and what that may have cost
 // given how the last process acknowledged (`previous`).
-void LogUncleanOpen(Logger& logger, const OpenMarker& previous);
+std::string UncleanOpenMessage(const OpenMarker& previous);
 
 // What VerifyTail found after a stream's head.
 struct TailRepair {

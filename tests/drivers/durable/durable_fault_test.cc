@@ -240,6 +240,15 @@ TEST_F(DurableFaultTest, AnOpenAfterACrashWarnsWhatTheSyncModeMayHaveLost) {
   EXPECT_EQ(UncleanWarnings(*logger_, "sync=interval or none"), 1);
   EXPECT_EQ(UncleanWarnings(*logger_, "handed out again"), 1);
   EXPECT_EQ(UncleanWarnings(*logger_, "sync=always, so every acknowledged event is kept"), 1);
+  // Each is also an event on keel.runtime, for whoever follows the bus.
+  ASSERT_OK_AND_ASSIGN(auto bus, Open());
+  ASSERT_OK_AND_ASSIGN(std::vector<Event> warnings, ReadAll(*bus, "keel.runtime"));
+  ASSERT_EQ(warnings.size(), 2u);
+  for (const Event& warning : warnings) {
+    EXPECT_EQ(warning.type, "runtime.warning");
+    EXPECT_THAT(warning.payload, HasSubstr("\"message\":\"the store was not closed cleanly"));
+  }
+  EXPECT_THAT(warnings[0].payload, HasSubstr("handed out again"));
 }
 
 TEST_F(DurableFaultTest, ADamagedOpenMarkerFailsTheOpenNamingIt) {

@@ -51,6 +51,11 @@ class DurableBus final : public DriverBase {
   }
   ~DurableBus() override { Close().IgnoreError(); }
 
+  // The open succeeded: a clean Close() may now clear the open marker. A
+  // bus that failed to open is closed without clearing it, so the next
+  // open still finds the crash this one found.
+  void Opened() { opened_ = true; }
+
   absl::StatusOr<ReplayPage> Replay(const ReplayRequest& request) override;
   absl::StatusOr<StreamInfo> Bounds(absl::string_view stream) override;
   absl::StatusOr<std::vector<StreamInfo>> ListStreams(absl::string_view prefix,
@@ -147,6 +152,7 @@ class DurableBus final : public DriverBase {
   absl::Time last_sync_ ABSL_GUARDED_BY(sync_mu_) = absl::InfinitePast();
   bool dirty_ ABSL_GUARDED_BY(sync_mu_) = false;  // Unsynced writes exist.
   bool stopping_ ABSL_GUARDED_BY(sync_mu_) = false;
+  bool opened_ = false;  // Set by Opened(), read by OnClose (one thread, in that order).
   std::thread syncer_;
 };
 
@@ -611,8 +617,8 @@ absl::Status DurableBus::OnClose() {
   // when everything else worked, tells the next open that the store was
   // closed cleanly.
   WriteBatch last;
-  if (status.ok()) last.Delete(durable::OpenMarkerKey());
-  if (status.ok() || options_.sync != SyncMode::kAlways) {
+  if (status.ok() && opened_) last.Delete(durable::OpenMarkerKey());
+  if (!last.empty() || options_.sync != SyncMode::kAlways) {
     status.Update(store_->Write(last, WriteOptions{.sync = true}));
   }
   if (options_.close_store) status.Update(store_->Close());
@@ -649,15 +655,22 @@ absl::StatusOr<std::unique_ptr<EventBus>> OpenDurableBus(std::shared_ptr<StateSt
   KEEL_ASSIGN_OR_RETURN(durable::RecoveredState recovered, durable::Recover(*store));
   KEEL_ASSIGN_OR_RETURN(std::optional<durable::OpenMarker> unclean,
                         durable::MarkOpen(*store, options.sync == SyncMode::kAlways));
+  // Loudly, and first in the log: whatever fails below, this was said.
+  const std::string unclean_message = unclean ? durable::UncleanOpenMessage(*unclean) : "";
+  if (unclean) context.logger->Warn(absl::StrCat("durable: ", unclean_message));
   KEEL_ASSIGN_OR_RETURN(absl::Time first_key_expiry, durable::FirstExpiry(*store));
   auto bus = std::make_unique<DurableBus>(store, options, context, std::move(recovered),
                                           first_key_expiry);
   KEEL_RETURN_IF_ERROR(bus->InitMetadata(durable::NewStoreMetadata(std::move(store))));
-  if (unclean) {  // Loudly: in the log, and on the bus for whoever follows keel.runtime.
-    const std::string message = durable::UncleanOpenMessage(*unclean);
-    context.logger->Warn(absl::StrCat("durable: ", message));
-    KEEL_RETURN_IF_ERROR(bus->Publish(durable::RuntimeWarning(message)).status());
+  if (unclean) {  // Also on the bus, for whoever follows keel.runtime; the log has it anyway.
+    absl::Status published = bus->Publish(durable::RuntimeWarning(unclean_message)).status();
+    if (!published.ok()) {
+      context.logger->Error(absl::StrCat("durable: cannot publish the unclean-shutdown warning "
+                                         "to keel.runtime: ",
+                                         published.ToString()));
+    }
   }
+  bus->Opened();
   return bus;
 }
 

@@ -148,14 +148,19 @@ absl::StatusOr<std::optional<OpenMarker>> MarkOpen(StateStore& store, bool acks_
   std::optional<OpenMarker> previous;
   absl::StatusOr<std::string> found = store.Get(OpenMarkerKey());
   if (found.ok()) {
+    // A marker that does not decode still says the store was not closed;
+    // what that process acknowledged is unknown, so assume the worst.
     absl::StatusOr<OpenMarker> decoded = DecodeOpenMarker(*found);
-    if (!decoded.ok()) return NameKey(decoded.status(), OpenMarkerKey());
-    previous = *decoded;
+    previous = decoded.ok() ? *decoded : OpenMarker{.acks_synced = false};
   } else if (found.status().code() != absl::StatusCode::kNotFound) {
     return found.status();
   }
+  // Until a clean close, the marker keeps the worst of the processes since
+  // the last one: an open after an unsynced crash that itself crashes
+  // before its warning was read must not make the next open say less.
+  const bool kept_synced = acks_synced && (!previous || previous->acks_synced);
   WriteBatch batch;
-  batch.Put(OpenMarkerKey(), EncodeOpenMarker(OpenMarker{acks_synced}));
+  batch.Put(OpenMarkerKey(), EncodeOpenMarker(OpenMarker{kept_synced}));
   KEEL_RETURN_IF_ERROR(store.Write(batch, WriteOptions{.sync = true}));
   return previous;
 }

@@ -35,10 +35,11 @@ struct RecoveredState {
 absl::StatusOr<RecoveredState> Recover(StateStore& store);
 
 // Marks the store open: writes the OpenMarker of this process (synced, so
-// that a crash from now on is found at the next open). Returns the marker
-// the last process left when it did not close the store, nullopt after a
-// clean close or in a new store; kDataLoss naming the key when that marker
-// does not decode.
+// that a crash from now on is found at the next open), keeping the
+// marker's `acks_synced` false if the last process left it false. Returns
+// the marker the last process left when it did not close the store (one
+// that does not decode reads as `acks_synced` false), nullopt after a clean
+// close or in a new store.
 absl::StatusOr<std::optional<OpenMarker>> MarkOpen(StateStore& store, bool acks_synced);
 
 // Says that the store was not closed cleanly, and what that may have cost

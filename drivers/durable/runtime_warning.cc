@@ -7,13 +7,19 @@
 namespace keel::durable {
 namespace {
 
-// The message as a JSON string's contents: messages are printable ASCII,
-// so quotes and backslashes are all there is to escape.
+// The message as a JSON string's contents (RFC 8259: quote, backslash and
+// control characters escaped).
 std::string JsonEscaped(absl::string_view text) {
   std::string out;
   for (char c : text) {
-    if (c == '"' || c == '\\') out.push_back('\\');
-    out.push_back(c);
+    if (c == '"' || c == '\\') {
+      out.push_back('\\');
+      out.push_back(c);
+    } else if (static_cast<unsigned char>(c) < 0x20) {
+      absl::StrAppend(&out, "\\u", absl::Hex(static_cast<unsigned>(c), absl::kZeroPad4));
+    } else {
+      out.push_back(c);
+    }
   }
   return out;
 }

@@ -12,7 +12,9 @@
 #include "core/logger.h"
 #include "core/mutex.h"
 #include "core/redactor.h"
+#include "core/stream_policy.h"
 #include "drivers/durable/key_layout.h"
+#include "drivers/durable/runtime_warning.h"
 #include "statestore/fault_injecting_store.h"
 #include "statestore/memory/memory_store.h"
 #include "tests/drivers/durable/durable_test_util.h"
@@ -251,7 +253,9 @@ TEST_F(DurableFaultTest, AnOpenAfterACrashWarnsWhatTheSyncModeMayHaveLost) {
   EXPECT_THAT(warnings[0].payload, HasSubstr("handed out again"));
 }
 
-TEST_F(DurableFaultTest, ADamagedOpenMarkerFailsTheOpenNamingIt) {
+// A marker that does not decode still says the store was not closed; what
+// the process acknowledged is unknown, so the warning assumes the worst.
+TEST_F(DurableFaultTest, ADamagedOpenMarkerReadsAsAnUnsyncedCrash) {
   {
     ASSERT_OK_AND_ASSIGN(auto bus, Open());
     ASSERT_OK(store_->SimulateCrash());
@@ -259,9 +263,51 @@ TEST_F(DurableFaultTest, ADamagedOpenMarkerFailsTheOpenNamingIt) {
   }
   store_->Reopen();
   store_->CorruptReadsOf(durable::OpenMarkerKey());
-  absl::StatusOr<std::unique_ptr<EventBus>> bus = Open();
-  EXPECT_THAT(bus, StatusIs(absl::StatusCode::kDataLoss));
-  EXPECT_THAT(std::string(bus.status().message()), HasSubstr("open marker"));
+  ASSERT_OK(Open().status());
+  EXPECT_EQ(UncleanWarnings(*logger_, "sync=interval or none"), 1);
+}
+
+// Until a clean close the marker keeps the worst since the last one: an
+// open that failed, or a sync=always process that crashed in turn, does not
+// make the next open say less than the first crash cost.
+TEST_F(DurableFaultTest, TheWarningLastsUntilACleanClose) {
+  {
+    ASSERT_OK_AND_ASSIGN(auto bus, Open(SyncMode::kNone));
+    ASSERT_OK(bus->Declare("s", StreamPolicy::Parse("max_events=10").value()));
+    ASSERT_OK(bus->Publish(NewEvent("s", 0)));
+    ASSERT_OK(store_->SimulateCrash());
+    ASSERT_OK(store_->Close());
+  }
+  store_->Reopen();
+  store_->CorruptReadsOf("Xpolicy/s");
+  EXPECT_FALSE(Open(SyncMode::kAlways).ok()) << "a damaged declaration should fail the open";
+  store_->ClearCorruptReads();
+  store_->Reopen();  // The failed open closed the wrapper.
+  {
+    ASSERT_OK_AND_ASSIGN(auto bus, Open(SyncMode::kAlways));
+    ASSERT_OK(store_->SimulateCrash());
+    ASSERT_OK(store_->Close());
+  }
+  store_->Reopen();
+  {
+    ASSERT_OK_AND_ASSIGN(auto bus, Open(SyncMode::kAlways));
+    ASSERT_OK(bus->Close());
+  }
+  store_->Reopen();
+  ASSERT_OK(Open(SyncMode::kAlways).status());
+  // The failed open, the one after it and the one after the second crash
+  // each warned of the unsynced crash; the open after the clean close did not.
+  EXPECT_EQ(UncleanWarnings(*logger_, "sync=interval or none"), 3);
+  EXPECT_EQ(UncleanWarnings(*logger_, ""), 3);
+}
+
+TEST(RuntimeWarningTest, TheMessageIsEscapedIntoValidJson) {
+  const Event warning = durable::RuntimeWarning("a \"quoted\" path C:\\x\nand a new line");
+  EXPECT_EQ(warning.stream, "keel.runtime");
+  EXPECT_EQ(warning.type, "runtime.warning");
+  EXPECT_EQ(warning.payload,
+            "{\"driver\":\"durable\",\"message\":\"a \\\"quoted\\\" path C:\\\\x\\u000aand a new "
+            "line\"}");
 }
 
 }  // namespace

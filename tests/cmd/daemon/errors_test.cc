@@ -7,11 +7,14 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "cmd/keel/client/errors.h"
+#include "cmd/keel/client/sse_parser.h"
 #include "core/cursor.h"
 #include "core/errors.h"
 #include "tests/cmd/daemon/daemon_fixture.h"
+#include "tests/cmd/daemon/raw_connection.h"
 #include "tests/testing/status_matchers.h"
 
 namespace keel::daemon_test {
@@ -370,6 +373,74 @@ TEST_F(RetentionGapTest, SseSendsAGapFrameThenTheOldestRetainedEvents) {
   EXPECT_EQ(sequences, Range(info_.first_sequence, 12));
   ASSERT_OK_AND_ASSIGN(auto metrics, http_->Get("/metrics"));
   EXPECT_THAT(metrics.body, HasSubstr("\nkeel_sse_gaps_total 1\n"));
+}
+
+// Retention overtaking a reader mid-stream: the reader stops reading and
+// the ring moves past what it had not been sent yet. When it reads again it
+// gets keel.gap frames naming exactly the sequences it missed, and every
+// other event once, in order: no hole goes unannounced.
+TEST(RetentionGapMidStreamTest, EveryHoleInWhatAReaderGetsIsAnnouncedByAGapFrame) {
+  DaemonOptions options;
+  options.driver = "memory";
+  options.config.Set("max_events_per_stream", "200");
+  // The stream's shared writer keeps this many recent events for its
+  // readers (4096 by default): fewer, so the reader falls behind the ring.
+  options.server.sse_window = 64;
+  InProcessDaemon daemon(options);
+  ASSERT_OK(daemon.Start());
+  RawConnection slow(daemon.port(), /*receive_buffer=*/4096);
+  ASSERT_TRUE(slow.connected());
+  slow.Send("GET /v1/streams/ring/sse?after=earliest HTTP/1.1\r\nHost: keel\r\n\r\n");
+  std::string received;
+  while (!absl::StrContains(received, "\r\n\r\n")) {
+    const std::string chunk = slow.Read();
+    ASSERT_TRUE(chunk != "<timeout>" && chunk != "<error>" && !chunk.empty());
+    received += chunk;
+  }
+  ASSERT_THAT(received, ::testing::StartsWith("HTTP/1.1 200"));
+
+  // 2,000 events of 8 KiB while it reads nothing: far more than the socket
+  // buffers, the shared writer's window and the ring (200 events) hold.
+  constexpr uint64_t kEvents = 2000;
+  constexpr uint64_t kBatch = 100;
+  const std::string padding(8 << 10, 'p');
+  std::unique_ptr<client::HttpClient> http = daemon.NewClient();
+  for (uint64_t first = 0; first < kEvents; first += kBatch) {
+    json::array events;
+    for (uint64_t n = first; n < first + kBatch; ++n) {
+      events.push_back(json::object{{"type", "t"}, {"data", json::object{{"n", n}, {"pad", padding}}}});
+    }
+    ASSERT_OK_AND_ASSIGN(auto response, PostEvents(*http, "ring", json::serialize(events)));
+    ASSERT_EQ(response.status, 201) << response.body;
+  }
+
+  client::SseParser parser;
+  parser.Feed(received.substr(received.find("\r\n\r\n") + 4));
+  uint64_t last = 0;  // The last sequence received or announced missing.
+  int gaps = 0;
+  while (last < kEvents) {
+    while (std::optional<client::SseFrame> frame = parser.Pop()) {
+      if (!frame->IsEvent()) continue;
+      if (frame->event == "keel.gap") {
+        json::object gap = FrameJson(*frame);
+        EXPECT_EQ(gap.at("first").to_number<uint64_t>(), last + 1) << frame->data;
+        const uint64_t missing_to = gap.at("last").to_number<uint64_t>();
+        EXPECT_EQ(gap.at("missed").to_number<uint64_t>(), missing_to - last) << frame->data;
+        last = missing_to;
+        ++gaps;
+        continue;
+      }
+      const uint64_t sequence = FrameSequence(*frame);
+      ASSERT_EQ(sequence, last + 1) << "an event lost without a gap frame, or repeated";
+      EXPECT_EQ(FrameJson(*frame).at("data").at("n").to_number<uint64_t>(), sequence - 1);
+      last = sequence;
+    }
+    const std::string chunk = slow.Read();
+    ASSERT_TRUE(chunk != "<timeout>" && chunk != "<error>" && !chunk.empty())
+        << "the stream stopped at sequence " << last;
+    parser.Feed(chunk);
+  }
+  EXPECT_GE(gaps, 1) << "retention never overtook the reader: the test missed its case";
 }
 
 }  // namespace

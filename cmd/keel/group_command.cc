@@ -3,7 +3,7 @@
 // one group per line).
 //
 //   keel group consume --stream orders --group billing --limit 10 --lease-ms 30000
-//   keel group commit  --stream orders --group billing --cursor C --token 7
+//   keel group commit  --stream orders --group billing --cursor C --lease-token 7
 //   keel group seek    --stream orders --group billing --to earliest
 //   keel group seek    --stream orders --group billing --time 2026-11-30T12:00:00Z
 //   keel group show    --stream orders --group billing
@@ -32,12 +32,12 @@ std::string BodyOf(const std::string& action, const po::variables_map& vars, std
     if (vars.count("lease-ms")) body["leaseMs"] = vars["lease-ms"].as<uint64_t>();
     if (vars.count("start")) body["start"] = vars["start"].as<std::string>();
   } else if (action == "commit") {
-    if (!vars.count("cursor") || !vars.count("token")) {
-      error = "commit needs --cursor and --token";
+    if (!vars.count("cursor") || !vars.count("lease-token")) {
+      error = "commit needs --cursor and --lease-token";
       return "";
     }
     body["cursor"] = vars["cursor"].as<std::string>();
-    body["token"] = vars["token"].as<uint64_t>();
+    body["token"] = vars["lease-token"].as<uint64_t>();
   } else {
     if (vars.count("to") == vars.count("time")) {
       error = "seek needs either --to (earliest, latest or a cursor) or --time (RFC 3339)";
@@ -65,7 +65,8 @@ class GroupCommand : public Command {
         ("lease-ms", po::value<uint64_t>(), "consume: lease length in milliseconds")
         ("start", po::value<std::string>(), "consume: where a new group starts, earliest|latest")
         ("cursor", po::value<std::string>(), "commit: the cursor to commit")
-        ("token", po::value<uint64_t>(), "commit: the lease token")
+        ("lease-token", po::value<uint64_t>(),
+         "commit: the lease token of the consume (not --auth-token, the daemon's bearer token)")
         ("to", po::value<std::string>(), "seek: earliest, latest or a cursor")
         ("time", po::value<std::string>(), "seek: an RFC 3339 time");
   }

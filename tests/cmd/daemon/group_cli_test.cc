@@ -65,7 +65,7 @@ TEST_F(GroupCliTest, ConsumeCommitShowListAndSeek) {
   const std::string cursor(page.at("lease").at("to").as_string());
   const std::string token = absl::StrCat(page.at("lease").at("token").to_number<uint64_t>());
 
-  Result committed = Group({"commit", "--group", "billing", "--cursor", cursor, "--token", token});
+  Result committed = Group({"commit", "--group", "billing", "--cursor", cursor, "--lease-token", token});
   ASSERT_EQ(committed.code, cli::kExitOk) << committed.err;
   EXPECT_EQ(committed.Lines()[0].at("committedSequence").to_number<uint64_t>(), 2u);
 
@@ -76,7 +76,7 @@ TEST_F(GroupCliTest, ConsumeCommitShowListAndSeek) {
   // A newer lease supersedes the token: committing with it is refused.
   Result next = Group({"consume", "--group", "billing", "--limit", "1", "--lease-ms", "60000"});
   ASSERT_EQ(next.code, cli::kExitOk) << next.err;
-  Result stale = Group({"commit", "--group", "billing", "--cursor", cursor, "--token", token});
+  Result stale = Group({"commit", "--group", "billing", "--cursor", cursor, "--lease-token", token});
   EXPECT_EQ(stale.code, cli::kExitFailure);
   EXPECT_THAT(stale.err, HasSubstr("conflict"));
   EXPECT_THAT(stale.err, HasSubstr("superseded"));

@@ -175,7 +175,8 @@ class DaemonCommand : public Command {
          "Access-Control-Allow-Origin value (empty for none)")
         ("auth-tokens", po::value<std::string>()->default_value(""),
          "file of bearer tokens, one '<read|write> <token>' per line: requests must then "
-         "carry one (Authorization: Bearer, or ?access_token= on a GET); empty = no tokens")
+         "carry one (Authorization: Bearer, or ?access_token= opening an SSE stream); empty = no "
+         "tokens")
         ("rate-limit", po::value<double>()->default_value(0),
          "requests per second each client address may send on average (0 = no limit); "
          "over it: 429 with Retry-After")

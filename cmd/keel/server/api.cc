@@ -190,7 +190,7 @@ HttpResponse Api::Error(const absl::Status& status, const std::string& stream) c
   return ErrorResponseWithDetails(status, stream, EpochOf(bus_));
 }
 
-bool Api::IsSse(const HttpRequest& request) const {
+bool Api::IsSse(const HttpRequest& request) {
   const auto& s = request.segments;
   return request.method == "GET" && s.size() == 4 && s[0] == "v1" && s[1] == "streams" &&
          s[3] == "sse";

@@ -75,7 +75,7 @@ class Api {
   // requests a server hands to HandleAll.
   static bool IsPublish(const HttpRequest& request);
 
-  bool IsSse(const HttpRequest& request) const;
+  static bool IsSse(const HttpRequest& request);
   // The subscription an SSE request asks for: resume from Last-Event-ID,
   // else ?after= (earliest | latest (default) | cursor), filtered by
   // ?tenant= and ?type=; subscribed. It may read the store (the stream's

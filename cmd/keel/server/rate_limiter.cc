@@ -41,7 +41,7 @@ void RateLimiter::MakeRoom(Clock::time_point now) {
     return entry.second.tokens >= burst_;
   });
   const size_t target = max_clients_ - std::max<size_t>(max_clients_ / 10, 1);
-  while (buckets_.size() > target) buckets_.erase(buckets_.begin());
+  for (auto it = buckets_.begin(); buckets_.size() > target;) buckets_.erase(it++);
 }
 
 }  // namespace keel::server

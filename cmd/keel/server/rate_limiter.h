@@ -42,6 +42,7 @@ class RateLimiter {
   std::optional<absl::Duration> Admit(absl::string_view client, Clock::time_point now);
 
   size_t clients() const;
+  double per_second() const { return per_second_; }
 
  private:
   struct Bucket {

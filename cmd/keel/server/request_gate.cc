@@ -8,6 +8,7 @@
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "cmd/keel/server/api.h"
 #include "cmd/keel/server/http_errors.h"
 
 namespace keel::server {
@@ -20,20 +21,15 @@ constexpr absl::string_view kBearer = "Bearer ";
 // refused by ValidateServerOptions anyway).
 constexpr double kLongestRetryAfterSeconds = 1e9;
 
+// Matched as Api routes them: by decoded segment.
 bool IsHealthProbe(const HttpRequest& request) {
-  return request.path == "/healthz" || request.path == "/readyz";
+  const auto& s = request.segments;
+  return s.size() == 1 && (s[0] == "healthz" || s[0] == "readyz");
 }
 
 // Routes a `read` token may use: those that change nothing.
 bool OnlyReads(const HttpRequest& request) {
   return request.method == "GET" || request.method == "HEAD";
-}
-
-// Where a token may come in the query: an SSE request, which a browser's
-// EventSource makes without headers of its own. Elsewhere a URL with a
-// token would travel into proxy logs and Referer headers for nothing.
-bool TakesQueryToken(const HttpRequest& request) {
-  return request.method == "GET" && !request.segments.empty() && request.segments.back() == "sse";
 }
 
 // An error response with the header that tells the client what to do, and
@@ -61,8 +57,10 @@ RequestGate::Refusal Unauthenticated(absl::string_view message, absl::string_vie
 RequestGate::RequestGate(std::shared_ptr<const AccessTokens> tokens, double per_second,
                          double burst)
     : tokens_(std::move(tokens)),
-      limiter_(per_second > 0 ? std::make_unique<RateLimiter>(per_second, burst) : nullptr),
-      per_second_(per_second) {}
+      limiter_(per_second > 0
+                   ? std::make_unique<RateLimiter>(
+                         per_second, burst > 0 ? burst : std::max(1.0, std::ceil(per_second)))
+                   : nullptr) {}
 
 std::optional<RequestGate::Refusal> RequestGate::Check(const HttpRequest& request,
                                                        absl::string_view client,
@@ -75,7 +73,7 @@ std::optional<RequestGate::Refusal> RequestGate::Check(const HttpRequest& reques
       return Refuse(
           429, "rate_limited",
           absl::StrFormat("more than %g requests per second from this client; retry in %d s",
-                          per_second_, seconds),
+                          limiter_->per_second(), seconds),
           "Retry-After", absl::StrCat(seconds));
     }
   }
@@ -89,10 +87,12 @@ std::optional<RequestGate::Refusal> RequestGate::Check(const HttpRequest& reques
 std::optional<RequestGate::Refusal> RequestGate::CheckToken(const HttpRequest& request) const {
   absl::string_view token;
   const absl::string_view authorization = request.Header("authorization");
-  if (authorization.size() >= kBearer.size() &&
-      absl::EqualsIgnoreCase(authorization.substr(0, kBearer.size()), kBearer)) {
+  if (absl::StartsWithIgnoreCase(authorization, kBearer)) {
     token = absl::StripAsciiWhitespace(authorization.substr(kBearer.size()));
-  } else if (authorization.empty() && TakesQueryToken(request)) {
+  } else if (authorization.empty() && Api::IsSse(request)) {
+    // Only an SSE request, which a browser's EventSource makes without
+    // headers of its own: elsewhere a URL with a token would travel into
+    // proxy logs and Referer headers for nothing.
     token = request.Query(kQueryToken);
   }
   if (token.empty()) {

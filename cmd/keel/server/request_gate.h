@@ -6,9 +6,9 @@
 //   without credentials, and a probe refused would restart a healthy daemon.
 // - CORS preflights (OPTIONS) pass the token check: browsers send them
 //   without credentials.
-// - A token comes from `Authorization: Bearer <token>`, or for a GET from
-//   the `access_token` query parameter (a browser's EventSource cannot set
-//   headers). Missing or unknown: 401 `unauthenticated`; a `read` token on
+// - A token comes from `Authorization: Bearer <token>`, or for an SSE
+//   request from the `access_token` query parameter (a browser's
+//   EventSource cannot set headers). Missing or unknown: 401 `unauthenticated`; a `read` token on
 //   a route that writes: 403 `permission_denied`. Both carry a
 //   `WWW-Authenticate: Bearer` challenge (RFC 6750).
 // - Over the rate: 429 `rate_limited` with `Retry-After` (whole seconds,
@@ -34,6 +34,7 @@ namespace keel::server {
 class RequestGate {
  public:
   // No token check without `tokens`; no rate limit when `per_second` is 0.
+  // A `burst` of 0 takes one second's worth, at least 1 request.
   RequestGate(std::shared_ptr<const AccessTokens> tokens, double per_second, double burst);
 
   // Whether Check needs the client's address (a rate limit is set).
@@ -48,10 +49,10 @@ class RequestGate {
   // refusal to answer with.
   std::optional<Refusal> Check(const HttpRequest& request, absl::string_view client,
                                RateLimiter::Clock::time_point now);
-  // Check now; an open gate reads no clock.
+  // Check now; only a rate limit reads the clock.
   std::optional<Refusal> Check(const HttpRequest& request, absl::string_view client) {
-    if (tokens_ == nullptr && limiter_ == nullptr) return std::nullopt;
-    return Check(request, client, RateLimiter::Clock::now());
+    return Check(request, client,
+                 limiter_ ? RateLimiter::Clock::now() : RateLimiter::Clock::time_point());
   }
 
   // `request_line` ("METHOD target") as the request log may show it: a
@@ -64,7 +65,6 @@ class RequestGate {
 
   const std::shared_ptr<const AccessTokens> tokens_;
   const std::unique_ptr<RateLimiter> limiter_;
-  const double per_second_;
 };
 
 }  // namespace keel::server

@@ -2,9 +2,7 @@
 #ifndef KEEL_CMD_KEEL_SERVER_SERVER_STATE_H_
 #define KEEL_CMD_KEEL_SERVER_SERVER_STATE_H_
 
-#include <algorithm>
 #include <atomic>
-#include <cmath>
 #include <cstdint>
 #include <memory>
 
@@ -26,13 +24,7 @@ struct ServerState {
         api(api),
         logger(std::move(logger)),
         blocking(this->options.blocking_threads),
-        gate(this->options.access_tokens, this->options.rate_limit, RateBurst(this->options)) {}
-
-  // The burst of options.rate_limit: as given, or one second's worth.
-  static double RateBurst(const ServerOptions& options) {
-    if (options.rate_burst > 0) return options.rate_burst;
-    return std::max(1.0, std::ceil(options.rate_limit));
-  }
+        gate(this->options.access_tokens, this->options.rate_limit, this->options.rate_burst) {}
 
   // Tells servers (and so buses) apart in per-thread caches; never 0.
   const uint64_t id;

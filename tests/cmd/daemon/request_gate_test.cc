@@ -207,6 +207,17 @@ TEST(RequestGateTest, RateLimitComesBeforeTheTokenAndSparesHealthProbes) {
   EXPECT_EQ(both.Check(Request("GET", "/v1/streams"), "c", kStart)->code, "rate_limited");
 }
 
+TEST(RequestGateTest, WithoutABurstAClientMaySendOneSecondsWorthAtOnce) {
+  RequestGate gate(nullptr, /*per_second=*/2.5, /*burst=*/0);  // ceil(2.5) = 3.
+  for (int i = 0; i < 3; ++i) {
+    EXPECT_EQ(gate.Check(Request("GET", "/v1/streams"), "c", kStart), std::nullopt) << i;
+  }
+  EXPECT_TRUE(gate.Check(Request("GET", "/v1/streams"), "c", kStart).has_value());
+  RequestGate slow(nullptr, /*per_second=*/0.1, /*burst=*/0);  // At least 1.
+  EXPECT_EQ(slow.Check(Request("GET", "/v1/streams"), "c", kStart), std::nullopt);
+  EXPECT_TRUE(slow.Check(Request("GET", "/v1/streams"), "c", kStart).has_value());
+}
+
 TEST(RequestGateTest, AnOpenGateServesEverything) {
   RequestGate gate(nullptr, 0, 0);
   EXPECT_FALSE(gate.limits_rate());

@@ -16,9 +16,7 @@ int RunApiCall(const ApiCall& call, CommandIo& io) {
   if (!server.ok()) {
     return UsageError(io, call.command, server.status().message());
   }
-  client::ClientOptions options;
-  options.token = call.token;
-  client::HttpClient http(server->host, server->port, options);
+  client::HttpClient http(server->host, server->port, call.client);
   absl::StatusOr<client::ClientResponse> response =
       call.method == "POST" ? http.PostJson(call.target, call.body) : http.Get(call.target);
   absl::Status status = response.ok() ? client::ErrorFromResponse(*response) : response.status();

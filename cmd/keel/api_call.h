@@ -10,6 +10,7 @@
 #include <string>
 
 #include "absl/strings/string_view.h"
+#include "cmd/keel/client/http_client.h"
 #include "cmd/keel/command.h"
 
 namespace keel::cli {
@@ -23,7 +24,7 @@ struct ApiCall {
   // Print each element of this array member on its own line instead of the
   // whole body (e.g. "groups").
   std::string lines_of;
-  std::string token;  // --auth-token.
+  client::ClientOptions client;  // ClientOptionsFrom(vars): the --auth-token.
 };
 
 // Returns the exit code: kExitOk, kExitUsage (bad --server) or kExitFailure.

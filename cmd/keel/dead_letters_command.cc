@@ -41,7 +41,7 @@ class DeadLettersCommand : public Command {
     if (!vars.count("stream")) return usage("--stream is required");
     const std::string stream = vars["stream"].as<std::string>();
     ApiCall call{kName, vars["server"].as<std::string>(), "GET", "", "", "",
-                 vars["auth-token"].as<std::string>()};
+                 ClientOptionsFrom(vars)};
     if (action == "list") {
       std::vector<std::pair<std::string, std::string>> query;
       if (vars.count("after")) query.emplace_back("after", vars["after"].as<std::string>());

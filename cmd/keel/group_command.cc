@@ -79,7 +79,7 @@ class GroupCommand : public Command {
     if (!vars.count("stream")) return usage("--stream is required");
     const std::string stream = vars["stream"].as<std::string>();
     ApiCall call{kName, vars["server"].as<std::string>(), "GET", "", "", "",
-                 vars["auth-token"].as<std::string>()};
+                 ClientOptionsFrom(vars)};
     if (action == "list") {
       call.target = client::BuildTarget({"v1", "streams", stream, "groups"});
       call.lines_of = "groups";

@@ -12,8 +12,9 @@
 
 namespace keel::server {
 
-std::string SseFailureLine(absl::string_view stream, const absl::Status& status) {
-  return absl::StrCat("sse stream=", stream, " ended with an error: ", status.ToString());
+void LogSseFailure(Logger& logger, absl::string_view stream, const absl::Status& status) {
+  if (GetErrorKind(status) == ErrorKind::kClosed) return;
+  logger.Warn(absl::StrCat("sse stream=", stream, " ended with an error: ", status.ToString()));
 }
 namespace {
 
@@ -116,9 +117,7 @@ void SseBroadcast::Take(SsePoll polled) {
     // Stays registered (which keeps it alive) until its members have had
     // everything; Join refuses newcomers meanwhile.
     ended_ = events.status();
-    if (GetErrorKind(*ended_) != ErrorKind::kClosed) {
-      state_->logger->Warn(SseFailureLine(stream_, *ended_));  // Once, not once per member.
-    }
+    LogSseFailure(*state_->logger, stream_, *ended_);  // Once, not once per member.
     return ScheduleFlush();
   }
   for (EventPtr& event : *events) {

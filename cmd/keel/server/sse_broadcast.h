@@ -55,9 +55,9 @@ struct SsePoll {
 };
 SsePoll PollCountingReads(Subscription& subscription, size_t max, Metrics& metrics);
 
-// The warn line of an SSE subscription that failed (a bus that closed is a
-// clean end): logfmt, like the request log.
-std::string SseFailureLine(absl::string_view stream, const absl::Status& status);
+// Warns that the SSE subscription of `stream` ended with `status`, unless
+// the bus closed (a clean end).
+void LogSseFailure(Logger& logger, absl::string_view stream, const absl::Status& status);
 
 // What a broadcast needs of a session.
 class SseMember {

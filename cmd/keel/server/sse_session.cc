@@ -348,9 +348,7 @@ class SseSession : public std::enable_shared_from_this<SseSession>, public SseMe
   // closed (a broadcast's end is logged once by the broadcast), then
   // finished.
   void Fail(const absl::Status& status) {
-    if (GetErrorKind(status) != ErrorKind::kClosed) {
-      state_->logger->Warn(SseFailureLine(options_.stream, status));
-    }
+    LogSseFailure(*state_->logger, options_.stream, status);
     Finish(status);
   }
 

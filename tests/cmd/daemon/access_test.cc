@@ -38,15 +38,6 @@ client::Headers Json(client::Headers headers = {}) {
   return headers;
 }
 
-// The last sequence of every stream the bus holds.
-std::vector<std::pair<std::string, uint64_t>> Heads(EventBus& bus) {
-  std::vector<std::pair<std::string, uint64_t>> heads;
-  absl::StatusOr<std::vector<StreamInfo>> infos = bus.replayer()->ListStreams("", 1000);
-  EXPECT_OK(infos);
-  if (!infos.ok()) return heads;
-  for (const StreamInfo& info : *infos) heads.emplace_back(info.stream, info.last_sequence);
-  return heads;
-}
 
 class AccessTest : public ::testing::Test {
  protected:
@@ -103,7 +94,7 @@ TEST_F(AccessTest, TableOfRefusedRequests) {
        "permission_denied", absl::StrCat(kBare, ", error=\"insufficient_scope\"")},
       // clang-format on
   };
-  const auto before = Heads(daemon_.bus());
+  const StoreSnapshot before = SnapshotOf(daemon_.bus());
   for (const auto& bad : table) {
     SCOPED_TRACE(bad.name);
     client::HttpClient http("127.0.0.1", daemon_.port());
@@ -114,7 +105,7 @@ TEST_F(AccessTest, TableOfRefusedRequests) {
     EXPECT_EQ(response.Header("www-authenticate"), bad.challenge);
     EXPECT_THAT(std::string(client::ErrorFromResponse(response).message()),
                 ::testing::StartsWith(bad.code + ": "));
-    EXPECT_EQ(Heads(daemon_.bus()), before) << "a refused request changed the store";
+    EXPECT_EQ(SnapshotOf(daemon_.bus()), before) << "a refused request changed the store";
     // A refusal keeps the connection: the request was read whole.
     ASSERT_OK_AND_ASSIGN(auto health, http.Get("/healthz"));
     EXPECT_EQ(health.status, 200);
@@ -271,7 +262,7 @@ TEST_F(RateLimitTest, AClientOverItsRateGets429WithRetryAfter) {
       << refused.Header("retry-after");
   EXPECT_GT(retry_after, 900);
   EXPECT_LE(retry_after, 1000);
-  EXPECT_EQ(Heads(daemon_.bus()), (std::vector<std::pair<std::string, uint64_t>>{{"s", 1}}));
+  EXPECT_EQ(SnapshotOf(daemon_.bus()), (StoreSnapshot{{"s", 1, 1, 1}}));
 
   // Probes are not limited; the limit holds on a new connection too.
   ASSERT_OK_AND_ASSIGN(auto health, http.Get("/healthz"));

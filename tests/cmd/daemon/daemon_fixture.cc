@@ -10,6 +10,8 @@
 #include <fstream>
 #include <sstream>
 
+#include <gtest/gtest.h>
+
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/strip.h"
@@ -250,6 +252,17 @@ absl::StatusOr<json::object> AwaitTrimmed(client::HttpClient& http, const std::s
     }
     absl::SleepFor(absl::Milliseconds(20));
   }
+}
+
+StoreSnapshot SnapshotOf(EventBus& bus) {
+  StoreSnapshot snapshot;
+  absl::StatusOr<std::vector<StreamInfo>> infos = bus.replayer()->ListStreams("", 1000);
+  EXPECT_TRUE(infos.ok()) << infos.status();
+  if (!infos.ok()) return snapshot;
+  for (const StreamInfo& info : *infos) {
+    snapshot.emplace_back(info.stream, info.first_sequence, info.last_sequence, info.count);
+  }
+  return snapshot;
 }
 
 std::string ErrorCode(const client::ClientResponse& response) {

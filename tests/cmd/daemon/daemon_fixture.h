@@ -12,6 +12,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <tuple>
 #include <vector>
 
 #include <boost/json.hpp>
@@ -134,6 +135,11 @@ absl::StatusOr<json::value> GetJson(client::HttpClient& http, const std::string&
 absl::StatusOr<json::object> AwaitTrimmed(client::HttpClient& http, const std::string& stream,
                                           uint64_t first_sequence,
                                           absl::Duration timeout = absl::Seconds(10));
+
+// Everything `bus` holds, as (stream, first, last, count) of every stream:
+// compared before and after a refused request, it shows nothing was stored.
+using StoreSnapshot = std::vector<std::tuple<std::string, uint64_t, uint64_t, uint64_t>>;
+StoreSnapshot SnapshotOf(EventBus& bus);
 
 // The JSON error code and the HTTP status of a response.
 std::string ErrorCode(const client::ClientResponse& response);

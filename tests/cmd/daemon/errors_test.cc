@@ -63,17 +63,7 @@ class ErrorsTest : public ::testing::Test {
     }
   }
 
-  // Everything the bus holds, as bounds of every stream.
-  std::vector<std::tuple<std::string, uint64_t, uint64_t, uint64_t>> Snapshot() {
-    std::vector<std::tuple<std::string, uint64_t, uint64_t, uint64_t>> snapshot;
-    absl::StatusOr<std::vector<StreamInfo>> infos = daemon_.bus().replayer()->ListStreams("", 1000);
-    EXPECT_OK(infos);
-    if (!infos.ok()) return snapshot;
-    for (const StreamInfo& info : *infos) {
-      snapshot.emplace_back(info.stream, info.first_sequence, info.last_sequence, info.count);
-    }
-    return snapshot;
-  }
+  StoreSnapshot Snapshot() { return SnapshotOf(daemon_.bus()); }
 
   InProcessDaemon daemon_{Options()};
   std::unique_ptr<client::HttpClient> http_;

@@ -128,6 +128,9 @@ class DurableBus final : public DriverBase {
                                       const RetentionLimits& limits, absl::Time now,
                                       uint64_t budget, TrimReport& report);
   bool SyncThisWrite();
+  // kInterval: a synced write (a barrier) just made every earlier write
+  // durable, so the interval starts again from it.
+  void Synced();
   void SyncLoop();
   Head CurrentHead(absl::string_view stream) const;
   StreamInfo InfoOf(absl::string_view stream, const Head& head) const;
@@ -401,6 +404,7 @@ absl::Status DurableBus::WriteGroup(const GroupState& state) {
     // and lose an earlier one, and a head must never outlive any of its
     // entries (a hole below a head would be read past without a signal).
     KEEL_RETURN_IF_ERROR(store_->Write(WriteBatch(), WriteOptions{.sync = true}));
+    if (options_.sync == SyncMode::kInterval) Synced();  // The interval restarts here.
   }
   const absl::Time start = absl::Now();
   absl::Status status = store_->Write(state.batch, WriteOptions{.sync = SyncThisWrite()});
@@ -427,6 +431,12 @@ std::vector<absl::string_view> DurableBus::StageHeads(GroupState& state, bool ch
     state.needs_barrier = true;
   }
   return unwritten;
+}
+
+void DurableBus::Synced() {
+  MutexLock lock(&sync_mu_);
+  last_sync_ = absl::Now();
+  dirty_ = false;
 }
 
 bool DurableBus::SyncThisWrite() {

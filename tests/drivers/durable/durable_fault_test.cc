@@ -301,6 +301,20 @@ TEST_F(DurableFaultTest, TheWarningLastsUntilACleanClose) {
   EXPECT_EQ(UncleanWarnings(*logger_, ""), 3);
 }
 
+// A close whose checkpoint failed is not a clean close: the next open still
+// warns.
+TEST_F(DurableFaultTest, ACloseWhoseCheckpointFailedLeavesTheWarning) {
+  {
+    ASSERT_OK_AND_ASSIGN(auto bus, Open(SyncMode::kNone));
+    for (int i = 0; i < 3; ++i) ASSERT_OK(bus->Publish(NewEvent("s", i)));  // The head lags.
+    store_->FailNthWrite(1, absl::UnavailableError("disk full"));
+    EXPECT_FALSE(bus->Close().ok());
+  }
+  store_->Reopen();
+  ASSERT_OK(Open().status());
+  EXPECT_EQ(UncleanWarnings(*logger_, "sync=interval or none"), 1);
+}
+
 TEST(RuntimeWarningTest, TheMessageIsEscapedIntoValidJson) {
   const Event warning = durable::RuntimeWarning("a \"quoted\" path C:\\x\nand a new line");
   EXPECT_EQ(warning.stream, "keel.runtime");

@@ -81,6 +81,17 @@ TEST(PublishBodyTest, HeadersApplyAlikeInTheGeneralParser) {
   ExpectHeadersApplyAndAgreeWithTheBody(&ParsePublishBodyGeneral);
 }
 
+// A body the plain-event path declines (dataBase64) reaches the general
+// parser through ParsePublishBody with its headers.
+TEST(PublishBodyTest, HeadersFollowABodyThePlainPathDeclines) {
+  ASSERT_OK_AND_ASSIGN(PublishBody body,
+                       ParsePublishBody(R"({"type":"t","dataBase64":"AQI="})", "hk", "4"));
+  ASSERT_EQ(body.events.size(), 1u);
+  EXPECT_EQ(body.events[0].payload, std::string("\x01\x02"));
+  EXPECT_EQ(body.events[0].idempotency_key, "hk");
+  EXPECT_EQ(body.expected_last_sequence, 4u);
+}
+
 TEST(PublishBodyTest, BadBodiesAreRefusedWithTheirReason) {
   const struct {
     const char* body;

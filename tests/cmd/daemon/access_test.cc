@@ -267,6 +267,7 @@ TEST_F(RateLimitTest, AClientOverItsRateGets429WithRetryAfter) {
   // Probes are not limited; the limit holds on a new connection too.
   ASSERT_OK_AND_ASSIGN(auto health, http.Get("/healthz"));
   EXPECT_EQ(health.status, 200);
+  EXPECT_EQ(http.connections_opened(), 1) << "a 429 closed the connection";
   client::HttpClient again("127.0.0.1", daemon_.port());
   ASSERT_OK_AND_ASSIGN(auto still, again.Get("/v1/streams"));
   EXPECT_EQ(still.status, 429);

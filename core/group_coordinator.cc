@@ -20,8 +20,8 @@ absl::Status ValidateNames(absl::string_view stream, absl::string_view group) {
 absl::Status ValidateConsume(const ConsumeRequest& request) {
   KEEL_RETURN_IF_ERROR(ValidateNames(request.stream, request.group));
   if (request.limit == 0 || request.limit > kMaxReplayLimit) {
-    return InvalidArgument(absl::StrCat("limit must be between 1 and ", kMaxReplayLimit,
-                                        "; got ", request.limit));
+    return InvalidArgument(
+        absl::StrCat("limit must be between 1 and ", kMaxReplayLimit, "; got ", request.limit));
   }
   if (request.lease <= absl::ZeroDuration() || request.lease > kMaxLease) {
     return InvalidArgument(absl::StrCat("lease must be longer than 0 and at most ",
@@ -74,8 +74,7 @@ Cursor GroupCoordinator::CursorAt(absl::string_view stream, uint64_t sequence) c
   return Cursor::For(stream, replayer_.epoch(), sequence);
 }
 
-absl::StatusOr<ReplayPage> GroupCoordinator::ReadPage(const ConsumeRequest& request,
-                                                      uint64_t& from,
+absl::StatusOr<ReplayPage> GroupCoordinator::ReadPage(const ConsumeRequest& request, uint64_t& from,
                                                       std::optional<RetentionGap>& gap) {
   ReplayRequest replay;
   replay.stream = request.stream;
@@ -121,8 +120,7 @@ absl::StatusOr<ConsumePage> GroupCoordinator::Consume(const ConsumeRequest& requ
   record.lease_from = from;
   record.lease_to = read.events.back().sequence;
   KEEL_RETURN_IF_ERROR(Store(request.stream, request.group, record));
-  page.lease = GroupLease{record.lease_token, record.lease_expires,
-                          CursorAt(request.stream, from),
+  page.lease = GroupLease{record.lease_token, record.lease_expires, CursorAt(request.stream, from),
                           CursorAt(request.stream, record.lease_to)};
   page.events = std::move(read.events);
   return page;
@@ -131,12 +129,11 @@ absl::StatusOr<ConsumePage> GroupCoordinator::Consume(const ConsumeRequest& requ
 absl::Status GroupCoordinator::CheckCommit(absl::string_view stream, const GroupRecord& record,
                                            const Cursor& cursor, uint64_t token) const {
   if (token != record.last_token) {
-    return ConflictError(
-        token < record.last_token
-            ? absl::StrCat("lease token ", token, " of stream '", stream,
-                           "' was superseded by token ", record.last_token)
-            : absl::StrCat("lease token ", token, " was never granted"),
-        ConflictInfo{record.last_token, token});
+    return ConflictError(token < record.last_token
+                             ? absl::StrCat("lease token ", token, " of stream '", stream,
+                                            "' was superseded by token ", record.last_token)
+                             : absl::StrCat("lease token ", token, " was never granted"),
+                         ConflictInfo{record.last_token, token});
   }
   if (!record.HasLease()) {
     // Already committed with this token: repeating that commit (a retry
@@ -147,8 +144,8 @@ absl::Status GroupCoordinator::CheckCommit(absl::string_view stream, const Group
   }
   if (cursor.sequence < record.lease_from || cursor.sequence > record.lease_to) {
     return InvalidArgument(absl::StrCat("cursor at sequence ", cursor.sequence,
-                                        " is outside the leased page (", record.lease_from,
-                                        " to ", record.lease_to, ")"));
+                                        " is outside the leased page (", record.lease_from, " to ",
+                                        record.lease_to, ")"));
   }
   return absl::OkStatus();
 }

@@ -39,8 +39,8 @@ absl::StatusOr<uint64_t> ResolvePosition(const Position& position, const StreamI
 absl::Status ValidateReplayRequest(const ReplayRequest& request) {
   KEEL_RETURN_IF_ERROR(ValidateStreamName(request.stream));
   if (request.limit == 0 || request.limit > kMaxReplayLimit) {
-    return InvalidArgument(absl::StrCat("limit must be between 1 and ", kMaxReplayLimit, "; got ",
-                                        request.limit));
+    return InvalidArgument(
+        absl::StrCat("limit must be between 1 and ", kMaxReplayLimit, "; got ", request.limit));
   }
   return absl::OkStatus();
 }
@@ -55,8 +55,7 @@ absl::StatusOr<uint64_t> ResolveUntil(const ReplayRequest& request, const Stream
 namespace {
 
 // Publish time of event `sequence` (which must be retained).
-absl::StatusOr<absl::Time> TimeOf(Replayer& replayer, absl::string_view stream,
-                                  uint64_t sequence) {
+absl::StatusOr<absl::Time> TimeOf(Replayer& replayer, absl::string_view stream, uint64_t sequence) {
   ReplayRequest request;
   request.stream = std::string(stream);
   request.after = Position::After(Cursor::For(stream, replayer.epoch(), sequence - 1));

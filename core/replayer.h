@@ -55,12 +55,12 @@ struct StreamInfo {
   uint64_t count = 0;           // Retained events.
   uint64_t bytes = 0;           // Retained bytes (Event::ApproximateSize).
   absl::Time oldest_time = absl::InfinitePast();
-  Cursor head;                  // Cursor at last_sequence.
+  Cursor head;  // Cursor at last_sequence.
 };
 
 struct ReplayPage {
   std::vector<Event> events;
-  Cursor next;              // Resume position: the last sequence scanned.
+  Cursor next;                 // Resume position: the last sequence scanned.
   uint64_t head_sequence = 0;  // The stream's last sequence when read.
   bool reached_end = false;    // True when the scan reached the head or `until`.
 };

@@ -61,15 +61,14 @@ class DurableBus final : public DriverBase {
   absl::StatusOr<std::vector<StreamInfo>> ListStreams(absl::string_view prefix,
                                                       size_t limit) override;
   uint64_t epoch() const override { return epoch_; }
-  
+
   bool NeedsTrim() const override;
   absl::Status InitMetadata(std::unique_ptr<MetadataStore> store) {
     return DriverBase::InitMetadata(std::move(store));
   }
 
  protected:
-  absl::StatusOr<std::vector<Receipt>> Append(absl::string_view stream,
-                                              std::vector<Event> events,
+  absl::StatusOr<std::vector<Receipt>> Append(absl::string_view stream, std::vector<Event> events,
                                               const AppendRequest& request) override;
   // Queued for the group commit's committer thread: returns before the write.
   void AppendAsync(absl::string_view stream, std::vector<Event> events,
@@ -262,8 +261,8 @@ absl::StatusOr<absl::Time> DurableBus::LastTime(absl::string_view stream, const 
     KEEL_ASSIGN_OR_RETURN(std::string value, store_->Get(key));
     absl::StatusOr<Event> event = durable::DecodeEntry(stream, head.last(), value, format_);
     if (!event.ok()) {
-      return absl::DataLossError(absl::StrCat("key ", durable::PrintableKey(key), ": ",
-                                              event.status().message()));
+      return absl::DataLossError(
+          absl::StrCat("key ", durable::PrintableKey(key), ": ", event.status().message()));
     }
     last = event->time;
   }
@@ -313,8 +312,8 @@ absl::Status DurableBus::StageAppend(GroupState& state, PendingAppend& append) {
       const DedupeHit hit{event.sequence, event.id};
       const absl::Time expires = event.time + request.dedupe_window;
       durable::StageDedupe(state.batch, append.stream, *event.idempotency_key, hit, expires);
-      state.keys.emplace(absl::StrCat(append.stream, absl::string_view("\0", 1),
-                                      *event.idempotency_key), hit);
+      state.keys.emplace(
+          absl::StrCat(append.stream, absl::string_view("\0", 1), *event.idempotency_key), hit);
       int64_t expiry = absl::ToUnixNanos(expires);
       int64_t current = next_key_expiry_.load();
       while (expiry < current && !next_key_expiry_.compare_exchange_weak(current, expiry)) {
@@ -341,8 +340,7 @@ absl::Status DurableBus::StageMaintenance(GroupState& state, PendingAppend& appe
     return absl::OkStatus();
   }
   KEEL_ASSIGN_OR_RETURN(*append.collect,
-                        durable::CollectExpiredKeys(*store_, state.batch,
-                                                    context().clock->Now(),
+                        durable::CollectExpiredKeys(*store_, state.batch, context().clock->Now(),
                                                     append.collect_budget));
   next_key_expiry_.store(absl::ToUnixNanos(append.collect->next_expiry));
   return absl::OkStatus();
@@ -464,15 +462,16 @@ bool DurableBus::SyncThisWrite() {
 void DurableBus::SyncLoop() {
   MutexLock lock(&sync_mu_);
   while (!stopping_) {
-    sync_mu_.AwaitWithTimeout([this]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(sync_mu_) { return stopping_; },
-                             options_.sync_interval);
+    sync_mu_.AwaitWithTimeout([this]()
+                                  ABSL_EXCLUSIVE_LOCKS_REQUIRED(sync_mu_) { return stopping_; },
+                              options_.sync_interval);
     if (!dirty_ || absl::Now() - last_sync_ < options_.sync_interval) continue;
     dirty_ = false;
     last_sync_ = absl::Now();
     sync_mu_.Unlock();
     absl::Status status = store_->Write(WriteBatch(), WriteOptions{.sync = true});
-    if (!status.ok()) context().logger->Error(absl::StrCat("durable: periodic sync failed: ",
-                                                           status.ToString()));
+    if (!status.ok())
+      context().logger->Error(absl::StrCat("durable: periodic sync failed: ", status.ToString()));
     sync_mu_.Lock();
   }
 }
@@ -494,9 +493,8 @@ absl::StatusOr<ReplayPage> DurableBus::Replay(const ReplayRequest& request) {
   page.head_sequence = info.last_sequence;
   uint64_t scanned = after;
   if (after < end) {
-    std::unique_ptr<StoreIterator> it = store_->NewIterator(
-        KeyRange{durable::EntryKey(request.stream, after + 1),
-                 durable::EntryKey(request.stream, end + 1)});
+    std::unique_ptr<StoreIterator> it = store_->NewIterator(KeyRange{
+        durable::EntryKey(request.stream, after + 1), durable::EntryKey(request.stream, end + 1)});
     // Events are decoded in place: moving each into the page cost a tenth
     // of a replay. A filtered read may keep few of them: no reserve then.
     if (request.filter.empty()) page.events.reserve(std::min<uint64_t>(request.limit, end - after));
@@ -507,8 +505,8 @@ absl::StatusOr<ReplayPage> DurableBus::Replay(const ReplayRequest& request) {
       absl::Status decoded =
           durable::DecodeEntryInto(request.stream, seq, it->value(), format_, event);
       if (!decoded.ok()) {
-        return absl::DataLossError(absl::StrCat("key ", durable::PrintableKey(it->key()), ": ",
-                                                decoded.message()));
+        return absl::DataLossError(
+            absl::StrCat("key ", durable::PrintableKey(it->key()), ": ", decoded.message()));
       }
       scanned = seq;
       if (!request.filter.Matches(event)) page.events.pop_back();
@@ -568,8 +566,8 @@ absl::StatusOr<TrimReport> DurableBus::TrimRetention(size_t budget) {
   {
     ReaderMutexLock lock(&heads_mu_);
     for (const auto& [stream, head] : heads_) {
-      if (policies().PolicyOf(stream).retention.Exceeded(head.count(), head.bytes,
-                                                         head.oldest_time, now)) {
+      if (policies().PolicyOf(stream).retention.Exceeded(head.count(), head.bytes, head.oldest_time,
+                                                         now)) {
         over.emplace_back(stream, head);
       }
     }
@@ -604,8 +602,8 @@ bool DurableBus::NeedsTrim() const {
   if (absl::FromUnixNanos(next_key_expiry_.load()) <= now) return true;
   ReaderMutexLock lock(&heads_mu_);
   for (const auto& [stream, head] : heads_) {
-    if (policies().PolicyOf(stream).retention.Exceeded(head.count(), head.bytes,
-                                                       head.oldest_time, now)) {
+    if (policies().PolicyOf(stream).retention.Exceeded(head.count(), head.bytes, head.oldest_time,
+                                                       now)) {
       return true;
     }
   }
@@ -647,8 +645,8 @@ absl::StatusOr<DurableOptions> DurableOptionsFromConfig(const Config& config) {
   } else if (sync == "none") {
     options.sync = SyncMode::kNone;
   } else {
-    return InvalidArgument(absl::StrCat("option 'sync': '", sync,
-                                        "' is not one of always, interval, none"));
+    return InvalidArgument(
+        absl::StrCat("option 'sync': '", sync, "' is not one of always, interval, none"));
   }
   KEEL_ASSIGN_OR_RETURN(options.sync_interval,
                         config.GetDuration("sync_interval", options.sync_interval));
@@ -669,15 +667,16 @@ absl::StatusOr<std::unique_ptr<EventBus>> OpenDurableBus(std::shared_ptr<StateSt
   const std::string unclean_message = unclean ? durable::UncleanOpenMessage(*unclean) : "";
   if (unclean) context.logger->Warn(absl::StrCat("durable: ", unclean_message));
   KEEL_ASSIGN_OR_RETURN(absl::Time first_key_expiry, durable::FirstExpiry(*store));
-  auto bus = std::make_unique<DurableBus>(store, options, context, std::move(recovered),
-                                          first_key_expiry);
+  auto bus =
+      std::make_unique<DurableBus>(store, options, context, std::move(recovered), first_key_expiry);
   KEEL_RETURN_IF_ERROR(bus->InitMetadata(durable::NewStoreMetadata(std::move(store))));
   if (unclean) {  // Also on the bus, for whoever follows keel.runtime; the log has it anyway.
     absl::Status published = bus->Publish(durable::RuntimeWarning(unclean_message)).status();
     if (!published.ok()) {
-      context.logger->Error(absl::StrCat("durable: cannot publish the unclean-shutdown warning "
-                                         "to keel.runtime: ",
-                                         published.ToString()));
+      context.logger->Error(
+          absl::StrCat("durable: cannot publish the unclean-shutdown warning "
+                       "to keel.runtime: ",
+                       published.ToString()));
     }
   }
   bus->Opened();

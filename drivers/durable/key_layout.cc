@@ -26,9 +26,9 @@
 #include "absl/strings/escaping.h"
 #include "absl/strings/str_cat.h"
 #include "core/event_codec.h"
-#include "drivers/durable/crc32c.h"
 #include "core/fnv.h"
 #include "core/status_macros.h"
+#include "drivers/durable/crc32c.h"
 
 namespace keel::durable {
 namespace {
@@ -70,8 +70,8 @@ void Seal(std::string& record) { AppendU32(record, Checksum(record)); }
 absl::Status Unseal(absl::string_view what, absl::string_view value, size_t size,
                     bool (*known_version)(uint8_t)) {
   if (value.size() != size) {
-    return absl::DataLossError(absl::StrCat(what, " record has ", value.size(),
-                                            " bytes; expected ", size));
+    return absl::DataLossError(
+        absl::StrCat(what, " record has ", value.size(), " bytes; expected ", size));
   }
   if (!known_version(static_cast<uint8_t>(value[0]))) {
     return absl::DataLossError(absl::StrCat(what, " record has unknown format version ",
@@ -162,11 +162,10 @@ absl::StatusOr<Head> DecodeHead(absl::string_view value) {
   head.first = DecodeBigEndian64(value.substr(1));
   head.next = DecodeBigEndian64(value.substr(9));
   head.bytes = DecodeBigEndian64(value.substr(17));
-  head.oldest_time =
-      absl::FromUnixNanos(static_cast<int64_t>(DecodeBigEndian64(value.substr(25))));
+  head.oldest_time = absl::FromUnixNanos(static_cast<int64_t>(DecodeBigEndian64(value.substr(25))));
   if (head.first == 0 || head.next < head.first) {
-    return absl::DataLossError(absl::StrCat("head record has impossible bounds first=",
-                                            head.first, " next=", head.next));
+    return absl::DataLossError(
+        absl::StrCat("head record has impossible bounds first=", head.first, " next=", head.next));
   }
   return head;
 }

@@ -78,8 +78,8 @@ absl::Status CatchUpHead(StateStore& store, StoreFormat format, absl::string_vie
   }
   KEEL_RETURN_IF_ERROR(it->status());
   if (seen_last != last_seq) {
-    return absl::DataLossError(absl::StrCat("entries of stream '", stream,
-                                            "' changed while its tail was verified"));
+    return absl::DataLossError(
+        absl::StrCat("entries of stream '", stream, "' changed while its tail was verified"));
   }
   return absl::OkStatus();
 }
@@ -125,8 +125,8 @@ void LogDropped(Logger& logger, absl::string_view stream, const TailRepair& repa
   logger.Warn(absl::StrCat("durable: stream '", stream, "': an unsynced crash lost sequences ",
                            head.next, "..", repair.first_dropped - 1, " but kept ",
                            repair.first_dropped, "..", repair.last_dropped, "; dropped those ",
-                           repair.dropped, " entries so that the stream continues at ",
-                           head.next, " without a hole"));
+                           repair.dropped, " entries so that the stream continues at ", head.next,
+                           " without a hole"));
 }
 
 absl::StatusOr<RecoveredState> Recover(StateStore& store) {

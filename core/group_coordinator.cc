@@ -153,7 +153,8 @@ absl::Status GroupCoordinator::CheckCommit(absl::string_view stream, const Group
 absl::Status GroupCoordinator::Commit(absl::string_view stream, absl::string_view group,
                                       const Cursor& cursor, uint64_t token) {
   KEEL_RETURN_IF_ERROR(ValidateNames(stream, group));
-  KEEL_RETURN_IF_ERROR(cursor.CheckBelongsTo(stream, replayer_.epoch()));
+  KEEL_ASSIGN_OR_RETURN(StreamInfo info, replayer_.Bounds(stream));
+  KEEL_RETURN_IF_ERROR(CheckCursorFor(cursor, info, replayer_.epoch()));
   MutexLock lock(&GroupMutex(stream, group));
   KEEL_ASSIGN_OR_RETURN(std::optional<GroupRecord> loaded, Load(stream, group));
   if (!loaded) {

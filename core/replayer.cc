@@ -13,6 +13,23 @@ bool EventFilter::Matches(const Event& event) const {
   return type_prefix.empty() || absl::StartsWith(event.type, type_prefix);
 }
 
+absl::Status CheckCursorFor(const Cursor& cursor, const StreamInfo& info, uint64_t epoch) {
+  if (cursor.epoch != epoch) {
+    for (const EarlierEpoch& earlier : info.earlier_epochs) {
+      if (earlier.epoch != cursor.epoch) continue;
+      KEEL_RETURN_IF_ERROR(cursor.CheckBelongsTo(info.stream, earlier.epoch));
+      if (cursor.sequence < earlier.valid_below) return absl::OkStatus();
+      const uint64_t kept = earlier.valid_below - 1;
+      return CursorMismatch(absl::StrCat(
+          "cursor at sequence ", cursor.sequence, " of stream '", info.stream,
+          "' names an event that an unsynced crash lost (store epoch ", cursor.epoch,
+          "); its sequence was given again to another event. The events up to sequence ", kept,
+          " were kept: resume after ", Cursor::For(info.stream, epoch, kept).Encode()));
+    }
+  }
+  return cursor.CheckBelongsTo(info.stream, epoch);
+}
+
 absl::StatusOr<uint64_t> ResolvePosition(const Position& position, const StreamInfo& info,
                                          uint64_t epoch) {
   switch (position.kind) {
@@ -24,7 +41,7 @@ absl::StatusOr<uint64_t> ResolvePosition(const Position& position, const StreamI
       break;
   }
   const Cursor& cursor = position.cursor;
-  KEEL_RETURN_IF_ERROR(cursor.CheckBelongsTo(info.stream, epoch));
+  KEEL_RETURN_IF_ERROR(CheckCursorFor(cursor, info, epoch));
   if (cursor.sequence > info.last_sequence) {
     return CursorMismatch(absl::StrCat("cursor at sequence ", cursor.sequence,
                                        " is ahead of stream '", info.stream, "' (head ",
@@ -48,7 +65,7 @@ absl::Status ValidateReplayRequest(const ReplayRequest& request) {
 absl::StatusOr<uint64_t> ResolveUntil(const ReplayRequest& request, const StreamInfo& info,
                                       uint64_t epoch) {
   if (!request.until) return info.last_sequence;
-  KEEL_RETURN_IF_ERROR(request.until->CheckBelongsTo(info.stream, epoch));
+  KEEL_RETURN_IF_ERROR(CheckCursorFor(*request.until, info, epoch));
   return std::min(request.until->sequence, info.last_sequence);
 }
 

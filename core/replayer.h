@@ -46,6 +46,18 @@ struct ReplayRequest {
 
 inline constexpr size_t kMaxReplayLimit = 10'000;
 
+// An earlier epoch of the store whose cursors still name events of a stream:
+// those below `valid_below`. A durable store starts a new epoch when it
+// opens after an unsynced crash, which may have lost acknowledged events
+// whose sequences are then handed out again (rfcs/0003-durable-layout.md,
+// "Epochs"); `valid_below` is the first sequence the stream was given after
+// that epoch, or UINT64_MAX when it was given none since.
+struct EarlierEpoch {
+  uint64_t epoch = 0;
+  uint64_t valid_below = UINT64_MAX;
+  friend bool operator==(const EarlierEpoch&, const EarlierEpoch&) = default;
+};
+
 // Where a stream stands. For a stream never written: first_sequence = 1,
 // last_sequence = 0, count = 0.
 struct StreamInfo {
@@ -56,6 +68,8 @@ struct StreamInfo {
   uint64_t bytes = 0;           // Retained bytes (Event::ApproximateSize).
   absl::Time oldest_time = absl::InfinitePast();
   Cursor head;  // Cursor at last_sequence.
+  // Empty unless the store had earlier epochs (see EarlierEpoch).
+  std::vector<EarlierEpoch> earlier_epochs;
 };
 
 struct ReplayPage {
@@ -78,9 +92,15 @@ class Replayer {
   virtual uint64_t epoch() const = 0;
 };
 
+// Checks that `cursor` names an event of `info.stream` in a store of epoch
+// `epoch`: OK for the stream's cursors of `epoch`, and for those of an
+// earlier epoch below its `valid_below`; kCursorMismatch otherwise (another
+// stream, another store, or an event an unsynced crash lost).
+absl::Status CheckCursorFor(const Cursor& cursor, const StreamInfo& info, uint64_t epoch);
+
 // Resolves a Position against a stream: returns the sequence to read after.
 // kEarliest -> first_sequence - 1, kLatest -> last_sequence, a cursor -> its
-// sequence after checking stream, epoch, head and retention.
+// sequence after checking it (CheckCursorFor), the head and retention.
 absl::StatusOr<uint64_t> ResolvePosition(const Position& position, const StreamInfo& info,
                                          uint64_t epoch);
 

@@ -10,6 +10,7 @@
 #include "core/driver_base.h"
 #include "core/errors.h"
 #include "core/status_macros.h"
+#include "drivers/durable/epoch_history.h"
 #include "drivers/durable/group_commit.h"
 #include "drivers/durable/head_checkpoints.h"
 #include "drivers/durable/key_layout.h"
@@ -33,8 +34,10 @@ class DurableBus final : public DriverBase {
       : DriverBase(context, PublishLimits{}),
         store_(std::move(store)),
         options_(options),
-        epoch_(recovered.epoch),
-        format_(recovered.format),
+        epoch_(recovered.meta.epoch),
+        format_(recovered.meta.format),
+        epochs_(recovered.meta.epoch, recovered.meta.earlier_epochs,
+                std::move(recovered.epoch_starts)),
         committer_(options.max_group_bytes,
                    [this](absl::Span<PendingAppend* const> group) { return Commit(group); }),
         heads_(recovered.heads),
@@ -85,6 +88,10 @@ class DurableBus final : public DriverBase {
       Head head;
       bool unstored;         // The store had no head for the stream: this one is written.
       bool trimmed = false;  // A trim moved its first sequence: this one is written.
+      // The stream's start in this epoch: still to be staged (needs_start),
+      // or staged here at `start` (0: not by this group).
+      bool needs_start = false;
+      uint64_t start = 0;
     };
     absl::flat_hash_map<absl::string_view, Staged> heads;
     // A head is staged that accounts for entries of earlier writes (any but
@@ -138,6 +145,7 @@ class DurableBus final : public DriverBase {
   const DurableOptions options_;
   const uint64_t epoch_;
   const durable::StoreFormat format_;
+  durable::EpochHistory epochs_;
   durable::GroupCommitter committer_;
 
   mutable Mutex heads_mu_;
@@ -173,6 +181,7 @@ StreamInfo DurableBus::InfoOf(absl::string_view stream, const Head& head) const 
   info.bytes = head.bytes;
   info.oldest_time = head.oldest_time;
   info.head = Cursor::For(stream, epoch_, head.last());
+  info.earlier_epochs = epochs_.CursorBounds(stream);
   return info;
 }
 
@@ -225,7 +234,9 @@ absl::StatusOr<DurableBus::GroupState::Staged*> DurableBus::StagedHead(GroupStat
   Head head = CurrentHead(stream);
   const bool unstored = !head.started();
   if (unstored) KEEL_RETURN_IF_ERROR(AdoptHeadless(stream, head));
-  return &state.heads.emplace(stream, GroupState::Staged{head, unstored}).first->second;
+  GroupState::Staged staged{head, unstored};
+  staged.needs_start = epochs_.NeedsStart(stream);
+  return &state.heads.emplace(stream, staged).first->second;
 }
 
 // A stream's first commit writes its head; later ones do not, until a
@@ -293,6 +304,13 @@ absl::Status DurableBus::StageAppend(GroupState& state, PendingAppend& append) {
   KEEL_ASSIGN_OR_RETURN(AppendPlan plan, PlanAppend(events, request, head.last(), lookup));
   KEEL_RETURN_IF_ERROR(lookup_error);
   KEEL_ASSIGN_OR_RETURN(absl::Time last_time, LastTime(append.stream, head));
+  if (staged->needs_start && !plan.append.empty()) {
+    // In the write that holds the entry: the two survive a crash together.
+    state.batch.Put(durable::EpochStartKey(append.stream, epoch_),
+                    durable::EncodeEpochStart(head.next));
+    staged->needs_start = false;
+    staged->start = head.next;
+  }
   for (size_t i : plan.append) {
     Event& event = events[i];
     if (event.time < last_time) {
@@ -384,6 +402,7 @@ absl::Status DurableBus::Commit(absl::Span<PendingAppend* const> group) {
     MutexLock lock(&heads_mu_);
     for (const auto& [stream, staged] : state.heads) {
       if (staged.head.started()) heads_[stream] = staged.head;  // Else, as before: no stream.
+      if (staged.start != 0) epochs_.Started(stream, staged.start);
     }
   }
   checkpoints_.Committed(checkpoint, unwritten, batch_bytes);
@@ -666,6 +685,9 @@ absl::StatusOr<std::unique_ptr<EventBus>> OpenDurableBus(std::shared_ptr<StateSt
   // Loudly, and first in the log: whatever fails below, this was said.
   const std::string unclean_message = unclean ? durable::UncleanOpenMessage(*unclean) : "";
   if (unclean) context.logger->Warn(absl::StrCat("durable: ", unclean_message));
+  if (unclean && !unclean->acks_synced) {
+    KEEL_RETURN_IF_ERROR(durable::AdvanceEpoch(*store, recovered.meta));
+  }
   KEEL_ASSIGN_OR_RETURN(absl::Time first_key_expiry, durable::FirstExpiry(*store));
   auto bus =
       std::make_unique<DurableBus>(store, options, context, std::move(recovered), first_key_expiry);

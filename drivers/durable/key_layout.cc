@@ -4,10 +4,14 @@
 //   "M"                              store meta   (one per store)
 //   "O"                              open marker  (while a process has the store open)
 //   "H" <stream>                     stream head  (one per stream, mutable)
+//   "P" <stream> 0x00 <epoch:u64be>  epoch start  (one per stream and later epoch, immutable)
 //   "E" <stream> 0x00 <seq:u64be>    entry        (one per event, immutable)
 //
 // Values:
-//   meta  = version:u8(=1|2) epoch:u64be check:u32be
+//   meta  = version:u8(=1|2) epoch:u64be earlier_epoch:u64be* check:u32be
+//     (earlier epochs oldest first; none in a store that never found an
+//     unsynced crash, which is the record Keel wrote before epochs existed)
+//   epoch start = version:u8(=1) first:u64be check:u32be
 //   open marker = version:u8(=1) acks_synced:u8(0|1) check:u32be
 //   head  = version:u8(=1) first:u64be next:u64be bytes:u64be
 //           oldest_time_unix_nanos:i64be check:u32be
@@ -40,7 +44,10 @@ constexpr size_t kOpenMarkerSize = 1 + 1 + 4;
 constexpr char kHeadPrefix = 'H';
 constexpr char kEntryPrefix = 'E';
 constexpr uint8_t kHeadVersion = 1;
-constexpr size_t kMetaSize = 1 + 8 + 4;
+constexpr size_t kMetaSize = 1 + 8 + 4;  // Without earlier epochs (8 bytes each).
+constexpr char kEpochStartPrefix = 'P';
+constexpr uint8_t kEpochStartVersion = 1;
+constexpr size_t kEpochStartSize = 1 + 8 + 4;
 constexpr size_t kHeadSize = 1 + 8 * 4 + 4;
 
 uint32_t Checksum(absl::string_view bytes) { return Fnv1a32(bytes); }
@@ -66,19 +73,23 @@ uint32_t ReadU32(absl::string_view in) {
 
 void Seal(std::string& record) { AppendU32(record, Checksum(record)); }
 
-// Checks size, version and checksum of a fixed-size record.
+// Checks size, version and checksum of a record of `size` bytes, or (with
+// `repeat`) of `size` plus any number of `repeat`-byte items.
 absl::Status Unseal(absl::string_view what, absl::string_view value, size_t size,
-                    bool (*known_version)(uint8_t)) {
-  if (value.size() != size) {
-    return absl::DataLossError(
-        absl::StrCat(what, " record has ", value.size(), " bytes; expected ", size));
+                    bool (*known_version)(uint8_t), size_t repeat = 0) {
+  const bool size_ok = repeat == 0 ? value.size() == size
+                                   : value.size() >= size && (value.size() - size) % repeat == 0;
+  if (!size_ok) {
+    return absl::DataLossError(absl::StrCat(what, " record has ", value.size(), " bytes; expected ",
+                                            size,
+                                            repeat == 0 ? "" : absl::StrCat(" + ", repeat, "n")));
   }
   if (!known_version(static_cast<uint8_t>(value[0]))) {
     return absl::DataLossError(absl::StrCat(what, " record has unknown format version ",
                                             static_cast<uint8_t>(value[0]),
                                             " (written by a newer Keel?)"));
   }
-  if (ReadU32(value.substr(size - 4)) != Checksum(value.substr(0, size - 4))) {
+  if (ReadU32(value.substr(value.size() - 4)) != Checksum(value.substr(0, value.size() - 4))) {
     return absl::DataLossError(absl::StrCat(what, " record fails its checksum"));
   }
   return absl::OkStatus();
@@ -95,6 +106,24 @@ std::string HeadKey(absl::string_view stream) { return absl::StrCat("H", stream)
 KeyRange HeadRange() { return KeyRange::Prefix(std::string(1, kHeadPrefix)); }
 
 absl::string_view StreamOfHeadKey(absl::string_view key) { return key.substr(1); }
+
+std::string EpochStartKey(absl::string_view stream, uint64_t epoch) {
+  std::string key(1, kEpochStartPrefix);
+  key.append(stream.data(), stream.size());
+  key.push_back('\0');
+  AppendBigEndian64(key, epoch);
+  return key;
+}
+
+KeyRange EpochStartRange() { return KeyRange::Prefix(std::string(1, kEpochStartPrefix)); }
+
+absl::StatusOr<std::pair<absl::string_view, uint64_t>> ParseEpochStartKey(absl::string_view key) {
+  if (key.size() < 11 || key[0] != kEpochStartPrefix || key[key.size() - 9] != '\0') {
+    return absl::DataLossError(absl::StrCat("malformed epoch start key ", PrintableKey(key)));
+  }
+  return std::make_pair(key.substr(1, key.size() - 10),
+                        DecodeBigEndian64(key.substr(key.size() - 8)));
+}
 
 KeyRange EntryRange(absl::string_view stream) {
   return KeyRange::Prefix(absl::StrCat("E", stream, absl::string_view("\0", 1)));
@@ -120,14 +149,35 @@ absl::StatusOr<uint64_t> EntrySequence(absl::string_view key) {
 std::string EncodeMeta(const StoreMeta& meta) {
   std::string out(1, static_cast<char>(meta.format));
   AppendBigEndian64(out, meta.epoch);
+  for (uint64_t earlier : meta.earlier_epochs) AppendBigEndian64(out, earlier);
   Seal(out);
   return out;
 }
 
 absl::StatusOr<StoreMeta> DecodeMeta(absl::string_view value) {
-  absl::Status status = Unseal("store meta", value, kMetaSize, KnownStoreFormat);
-  if (!status.ok()) return status;
-  return StoreMeta{DecodeBigEndian64(value.substr(1)), static_cast<StoreFormat>(value[0])};
+  KEEL_RETURN_IF_ERROR(Unseal("store meta", value, kMetaSize, KnownStoreFormat, 8));
+  StoreMeta meta;
+  meta.epoch = DecodeBigEndian64(value.substr(1));
+  meta.format = static_cast<StoreFormat>(value[0]);
+  for (size_t at = 9; at + 4 < value.size(); at += 8) {
+    meta.earlier_epochs.push_back(DecodeBigEndian64(value.substr(at)));
+  }
+  return meta;
+}
+
+std::string EncodeEpochStart(uint64_t first) {
+  std::string out(1, static_cast<char>(kEpochStartVersion));
+  AppendBigEndian64(out, first);
+  Seal(out);
+  return out;
+}
+
+absl::StatusOr<uint64_t> DecodeEpochStart(absl::string_view value) {
+  KEEL_RETURN_IF_ERROR(Unseal("epoch start", value, kEpochStartSize,
+                              [](uint8_t version) { return version == kEpochStartVersion; }));
+  const uint64_t first = DecodeBigEndian64(value.substr(1));
+  if (first == 0) return absl::DataLossError("epoch start record names sequence 0");
+  return first;
 }
 
 std::string EncodeOpenMarker(const OpenMarker& marker) {
@@ -200,8 +250,8 @@ std::string PrintableKey(absl::string_view key) {
   std::string out;
   for (size_t i = 0; i < key.size(); ++i) {
     unsigned char c = static_cast<unsigned char>(key[i]);
-    if (key[0] == kEntryPrefix && i + 9 == key.size()) {
-      // Entry keys end in 0x00 + u64be: print the sequence as a number.
+    if ((key[0] == kEntryPrefix || key[0] == kEpochStartPrefix) && i + 9 == key.size()) {
+      // Entry and epoch-start keys end in 0x00 + u64be: print it as a number.
       absl::StrAppend(&out, "/", DecodeBigEndian64(key.substr(i + 1)));
       break;
     }

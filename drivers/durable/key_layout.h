@@ -7,6 +7,8 @@
 
 #include <cstdint>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
@@ -45,6 +47,19 @@ inline constexpr StoreFormat kCurrentStoreFormat = StoreFormat::kCrc32c;
 struct StoreMeta {
   uint64_t epoch = 0;
   StoreFormat format = kCurrentStoreFormat;
+  // The store's epochs before `epoch`, oldest first. Each ended at an open
+  // that found an unsynced crash (rfcs/0003-durable-layout.md, "Epochs").
+  std::vector<uint64_t> earlier_epochs;
+  friend bool operator==(const StoreMeta&, const StoreMeta&) = default;
+};
+
+// The first sequence a stream was given in an epoch after the store's
+// first, written with that sequence's entry. Cursors of earlier epochs are
+// good below it (core/replayer.h, EarlierEpoch).
+struct EpochStart {
+  uint64_t epoch = 0;
+  uint64_t first = 0;
+  friend bool operator==(const EpochStart&, const EpochStart&) = default;
 };
 
 // Present while a process has the store open: written (synced) at open,
@@ -66,11 +81,20 @@ std::string EntryKey(absl::string_view stream, uint64_t sequence);
 absl::StatusOr<uint64_t> EntrySequence(absl::string_view key);
 // The stream named by a head key.
 absl::string_view StreamOfHeadKey(absl::string_view key);
+// A stream's start in `epoch`, and every such record of the store.
+std::string EpochStartKey(absl::string_view stream, uint64_t epoch);
+KeyRange EpochStartRange();
+// Parses an epoch-start key into its stream and epoch.
+absl::StatusOr<std::pair<absl::string_view, uint64_t>> ParseEpochStartKey(absl::string_view key);
 
 std::string EncodeMeta(const StoreMeta& meta);
 absl::StatusOr<StoreMeta> DecodeMeta(absl::string_view value);
 std::string EncodeOpenMarker(const OpenMarker& marker);
 absl::StatusOr<OpenMarker> DecodeOpenMarker(absl::string_view value);
+
+// The value of an epoch-start record: its first sequence.
+std::string EncodeEpochStart(uint64_t first);
+absl::StatusOr<uint64_t> DecodeEpochStart(absl::string_view value);
 
 std::string EncodeHead(const Head& head);
 absl::StatusOr<Head> DecodeHead(absl::string_view value);

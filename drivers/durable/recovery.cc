@@ -1,5 +1,6 @@
 #include "drivers/durable/recovery.h"
 
+#include "absl/algorithm/container.h"
 #include "absl/random/random.h"
 #include "absl/strings/str_cat.h"
 #include "core/errors.h"
@@ -12,6 +13,24 @@ namespace {
 absl::Status NameKey(const absl::Status& status, absl::string_view key) {
   return absl::Status(status.code(),
                       absl::StrCat("key ", PrintableKey(key), ": ", status.message()));
+}
+
+absl::Status WriteMeta(StateStore& store, const StoreMeta& meta) {
+  WriteBatch batch;
+  batch.Put(MetaKey(), EncodeMeta(meta));
+  return store.Write(batch, WriteOptions{.sync = true});
+}
+
+// A random non-zero epoch that is none of `taken`.
+uint64_t NewEpoch(const StoreMeta& taken) {
+  absl::BitGen gen;
+  for (;;) {
+    const uint64_t epoch = absl::Uniform<uint64_t>(absl::IntervalClosed, gen, 1, UINT64_MAX);
+    if (epoch != taken.epoch &&
+        absl::c_find(taken.earlier_epochs, epoch) == taken.earlier_epochs.end()) {
+      return epoch;
+    }
+  }
 }
 
 // Reads the store meta, creating it (with a fresh epoch, in the current
@@ -32,12 +51,30 @@ absl::StatusOr<StoreMeta> LoadOrCreateMeta(StateStore& store) {
                                             ") but no meta record (key M)"));
   }
   KEEL_RETURN_IF_ERROR(heads->status());
-  absl::BitGen gen;
-  StoreMeta created{absl::Uniform<uint64_t>(absl::IntervalClosed, gen, 1, UINT64_MAX)};
-  WriteBatch batch;
-  batch.Put(MetaKey(), EncodeMeta(created));
-  KEEL_RETURN_IF_ERROR(store.Write(batch, WriteOptions{.sync = true}));
+  StoreMeta created;
+  created.epoch = NewEpoch(created);
+  KEEL_RETURN_IF_ERROR(WriteMeta(store, created));
   return created;
+}
+
+// Every epoch start, each checked to name an epoch of the store.
+absl::StatusOr<EpochStarts> LoadEpochStarts(StateStore& store, const StoreMeta& meta) {
+  EpochStarts starts;
+  std::unique_ptr<StoreIterator> it = store.NewIterator(EpochStartRange());
+  for (it->Seek(EpochStartRange().start); it->Valid(); it->Next()) {
+    KEEL_ASSIGN_OR_RETURN(auto stream_epoch, ParseEpochStartKey(it->key()));
+    const auto [stream, epoch] = stream_epoch;
+    absl::StatusOr<uint64_t> first = DecodeEpochStart(it->value());
+    if (!first.ok()) return NameKey(first.status(), it->key());
+    if (epoch != meta.epoch &&
+        absl::c_find(meta.earlier_epochs, epoch) == meta.earlier_epochs.end()) {
+      return absl::DataLossError(absl::StrCat("key ", PrintableKey(it->key()),
+                                              ": epoch start of an epoch the store never had"));
+    }
+    starts[stream].push_back(EpochStart{epoch, *first});
+  }
+  KEEL_RETURN_IF_ERROR(it->status());
+  return starts;
 }
 
 // Adds the entries after head.last() that continue it to `head`, and to
@@ -131,9 +168,7 @@ void LogDropped(Logger& logger, absl::string_view stream, const TailRepair& repa
 
 absl::StatusOr<RecoveredState> Recover(StateStore& store) {
   RecoveredState state;
-  KEEL_ASSIGN_OR_RETURN(StoreMeta meta, LoadOrCreateMeta(store));
-  state.epoch = meta.epoch;
-  state.format = meta.format;
+  KEEL_ASSIGN_OR_RETURN(state.meta, LoadOrCreateMeta(store));
   std::unique_ptr<StoreIterator> it = store.NewIterator(HeadRange());
   for (it->Seek(HeadRange().start); it->Valid(); it->Next()) {
     absl::StatusOr<Head> head = DecodeHead(it->value());
@@ -141,7 +176,17 @@ absl::StatusOr<RecoveredState> Recover(StateStore& store) {
     state.heads.emplace(std::string(StreamOfHeadKey(it->key())), *head);
   }
   KEEL_RETURN_IF_ERROR(it->status());
+  KEEL_ASSIGN_OR_RETURN(state.epoch_starts, LoadEpochStarts(store, state.meta));
   return state;
+}
+
+absl::Status AdvanceEpoch(StateStore& store, StoreMeta& meta) {
+  StoreMeta advanced = meta;
+  advanced.earlier_epochs.push_back(meta.epoch);
+  advanced.epoch = NewEpoch(meta);
+  KEEL_RETURN_IF_ERROR(WriteMeta(store, advanced));
+  meta = std::move(advanced);
+  return absl::OkStatus();
 }
 
 absl::StatusOr<std::optional<OpenMarker>> MarkOpen(StateStore& store, bool acks_synced) {
@@ -176,7 +221,9 @@ std::string UncleanOpenMessage(const OpenMarker& previous) {
       kUnclean,
       "; it ran with sync=interval or none: if the machine stopped (not only the process), "
       "events acknowledged after its last sync are lost, and their sequences will be handed "
-      "out again (rfcs/0003-durable-layout.md, Known gap)");
+      "out again; the store starts a new epoch, so a reader whose cursor names a lost event "
+      "gets cursor_mismatch instead of missing the events that take its sequence "
+      "(rfcs/0003-durable-layout.md, Epochs)");
 }
 
 }  // namespace keel::durable

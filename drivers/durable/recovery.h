@@ -4,8 +4,8 @@
 // whatever the number of events.
 //
 // Recover reads (or creates) the store meta record with the store's epoch
-// and format, then every head record; a record that does not decode fails
-// the open with kDataLoss naming the key. Checking each head against its
+// and format, then every head record and every epoch start; a record that
+// does not decode fails the open with kDataLoss naming the key. Checking each head against its
 // stream's last entry (VerifyTail) is left to the bus, which does it lazily
 // per stream (tail_verifier.h). Nothing silently restarts a counter at 0.
 //
@@ -21,18 +21,26 @@
 #include "absl/container/flat_hash_map.h"
 #include "absl/status/statusor.h"
 #include "core/logger.h"
+#include "drivers/durable/epoch_history.h"
 #include "drivers/durable/key_layout.h"
 #include "statestore/state_store.h"
 
 namespace keel::durable {
 
 struct RecoveredState {
-  uint64_t epoch = 0;
-  StoreFormat format = kCurrentStoreFormat;
+  StoreMeta meta;
   absl::flat_hash_map<std::string, Head> heads;  // Not yet checked against entries.
+  EpochStarts epoch_starts;
 };
 
 absl::StatusOr<RecoveredState> Recover(StateStore& store);
+
+// Starts a new epoch (epoch_history.h): after an open that found that the
+// last process crashed while acknowledging unsynced writes, whose lost
+// sequences the next publishes will give again. Writes the meta record with
+// the new epoch and the old one appended to the earlier ones, synced,
+// before anything is served.
+absl::Status AdvanceEpoch(StateStore& store, StoreMeta& meta);
 
 // Marks the store open: writes the OpenMarker of this process (synced, so
 // that a crash from now on is found at the next open), keeping the

@@ -44,9 +44,44 @@ TEST(KeyLayoutTest, HeadRoundTripsAndRejectsDamage) {
 }
 
 TEST(KeyLayoutTest, MetaRoundTrips) {
-  ASSERT_OK_AND_ASSIGN(StoreMeta meta, DecodeMeta(EncodeMeta(StoreMeta{0xfeedbeef12345678})));
+  ASSERT_OK_AND_ASSIGN(
+      StoreMeta meta,
+      DecodeMeta(EncodeMeta(StoreMeta{
+          .epoch = 0xfeedbeef12345678, .format = kCurrentStoreFormat, .earlier_epochs = {}})));
   EXPECT_EQ(meta.epoch, 0xfeedbeef12345678u);
   EXPECT_THAT(DecodeMeta("garbage"), StatusIs(absl::StatusCode::kDataLoss));
+}
+
+TEST(KeyLayoutTest, MetaKeepsEarlierEpochsInOrder) {
+  StoreMeta meta;
+  meta.epoch = 3;
+  meta.format = StoreFormat::kFnv1a;
+  meta.earlier_epochs = {9, 1};
+  const std::string encoded = EncodeMeta(meta);
+  EXPECT_EQ(encoded.size(), 13u + 16u);
+  ASSERT_OK_AND_ASSIGN(StoreMeta decoded, DecodeMeta(encoded));
+  EXPECT_EQ(decoded, meta);
+  // A record cut inside an epoch fails, as does one whose bytes changed.
+  EXPECT_THAT(DecodeMeta(encoded.substr(0, encoded.size() - 3)),
+              StatusIs(absl::StatusCode::kDataLoss));
+  std::string flipped = encoded;
+  flipped[12] ^= 1;
+  EXPECT_THAT(DecodeMeta(flipped), StatusIs(absl::StatusCode::kDataLoss));
+}
+
+TEST(KeyLayoutTest, EpochStartKeysAndValuesRoundTrip) {
+  const std::string key = EpochStartKey("orders", 0x0102030405060708);
+  ASSERT_OK_AND_ASSIGN(auto parsed, ParseEpochStartKey(key));
+  EXPECT_EQ(parsed.first, "orders");
+  EXPECT_EQ(parsed.second, 0x0102030405060708u);
+  EXPECT_EQ(PrintableKey(key), "Porders/72623859790382856");
+  EXPECT_LE(EpochStartRange().start, key);
+  EXPECT_LT(key, EpochStartRange().limit);
+  EXPECT_THAT(ParseEpochStartKey("Porders"), StatusIs(absl::StatusCode::kDataLoss));
+  ASSERT_OK_AND_ASSIGN(uint64_t first, DecodeEpochStart(EncodeEpochStart(42)));
+  EXPECT_EQ(first, 42u);
+  EXPECT_THAT(DecodeEpochStart(EncodeEpochStart(0)), StatusIs(absl::StatusCode::kDataLoss));
+  EXPECT_THAT(DecodeEpochStart("x"), StatusIs(absl::StatusCode::kDataLoss));
 }
 
 TEST(KeyLayoutTest, EntryRoundTripsWithStreamAndSequenceFromTheKey) {

@@ -49,7 +49,8 @@ TEST(StoreFormatTest, EntryChecksumFollowsTheFormat) {
 TEST(StoreFormatTest, MetaRecordsTheFormat) {
   for (StoreFormat format : {StoreFormat::kFnv1a, StoreFormat::kCrc32c}) {
     ASSERT_OK_AND_ASSIGN(durable::StoreMeta meta,
-                         durable::DecodeMeta(durable::EncodeMeta({42, format})));
+                         durable::DecodeMeta(durable::EncodeMeta(
+                             {.epoch = 42, .format = format, .earlier_epochs = {}})));
     EXPECT_EQ(meta.format, format);
     EXPECT_EQ(meta.epoch, 42u);
   }
@@ -78,7 +79,8 @@ TEST_F(StoreFormatBusTest, NewStoresUseTheCurrentFormat) {
 TEST_F(StoreFormatBusTest, VersionOneStoreIsReadAndAppendedWithItsChecksum) {
   // A store as an earlier Keel wrote it: meta version 1, FNV-1a entries.
   WriteBatch batch;
-  batch.Put(durable::MetaKey(), durable::EncodeMeta({7, StoreFormat::kFnv1a}));
+  batch.Put(durable::MetaKey(),
+            durable::EncodeMeta({.epoch = 7, .format = StoreFormat::kFnv1a, .earlier_epochs = {}}));
   durable::Head head;
   for (uint64_t seq = 1; seq <= 3; ++seq) {
     Event event = NewEvent("old", static_cast<int>(seq));
@@ -104,7 +106,8 @@ TEST_F(StoreFormatBusTest, VersionOneStoreIsReadAndAppendedWithItsChecksum) {
 }
 
 TEST_F(StoreFormatBusTest, UnknownVersionFailsOpenLoudly) {
-  std::string meta = durable::EncodeMeta({7, StoreFormat::kCrc32c});
+  std::string meta =
+      durable::EncodeMeta({.epoch = 7, .format = StoreFormat::kCrc32c, .earlier_epochs = {}});
   meta[0] = 3;  // A format from the future (its checksum is not checked first).
   WriteBatch batch;
   batch.Put(durable::MetaKey(), meta);

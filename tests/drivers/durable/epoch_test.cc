@@ -1,0 +1,208 @@
+// Epochs (rfcs/0003-durable-layout.md, "Epochs"): after a crash that may
+// have lost acknowledged events, their sequences are given again; a cursor
+// of a lost event must then be refused, never resolved to a new event with
+// its sequence, and every other cursor must keep working.
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include "core/errors.h"
+#include "drivers/durable/key_layout.h"
+#include "statestore/fault_injecting_store.h"
+#include "statestore/memory/memory_store.h"
+#include "tests/drivers/durable/durable_test_util.h"
+#include "tests/testing/status_matchers.h"
+
+namespace keel::testing {
+namespace {
+
+using ::testing::ElementsAre;
+using ::testing::HasSubstr;
+
+class EpochTest : public ::testing::Test {
+ protected:
+  absl::StatusOr<std::unique_ptr<EventBus>> Open(SyncMode sync) {
+    DriverContext context;
+    context.logger = std::make_shared<CapturingLogger>();
+    return OpenDurableBus(store_, Options(sync), context);
+  }
+
+  // The machine stops: unsynced writes are lost and the bus writes nothing more.
+  void Crash(std::unique_ptr<EventBus> bus) {
+    ASSERT_OK(store_->SimulateCrash());
+    ASSERT_OK(store_->Close());
+    bus.reset();
+    store_->Reopen();
+  }
+
+  // The process is killed: nothing written is lost, but it does not close.
+  void Kill(std::unique_ptr<EventBus> bus) {
+    ASSERT_OK(store_->Close());
+    bus.reset();
+    store_->Reopen();
+  }
+
+  void CloseCleanly(std::unique_ptr<EventBus> bus) {
+    ASSERT_OK(bus->Close());
+    bus.reset();
+    store_->Reopen();
+  }
+
+  // Receipts of events with payloads `from`..`to` published to `stream`.
+  static std::vector<Receipt> Publish(EventBus& bus, absl::string_view stream, int from, int to) {
+    std::vector<Receipt> receipts;
+    for (int n = from; n <= to; ++n) receipts.push_back(bus.Publish(NewEvent(stream, n)).value());
+    return receipts;
+  }
+
+  // Payloads of every event of `stream` after `after`, or the error.
+  static absl::StatusOr<std::vector<std::string>> PayloadsAfter(EventBus& bus, const Cursor& after,
+                                                                absl::string_view stream = "s") {
+    ReplayRequest request;
+    request.stream = std::string(stream);
+    request.after = Position::After(after);
+    absl::StatusOr<ReplayPage> page = bus.replayer()->Replay(request);
+    if (!page.ok()) return page.status();
+    std::vector<std::string> payloads;
+    for (const Event& event : page->events) payloads.push_back(event.payload);
+    return payloads;
+  }
+
+  std::shared_ptr<FaultInjectingStore> store_ =
+      std::make_shared<FaultInjectingStore>(std::make_unique<MemoryStore>());
+};
+
+TEST_F(EpochTest, ACursorOfALostEventIsRefusedOnceItsSequenceIsGivenAgain) {
+  Cursor kept, lost, lost_new_stream;
+  uint64_t crashed_epoch = 0;
+  {
+    ASSERT_OK_AND_ASSIGN(auto bus, Open(SyncMode::kAlways));
+    kept = Publish(*bus, "s", 1, 5)[3].cursor;  // Sequence 4.
+    CloseCleanly(std::move(bus));
+  }
+  {
+    ASSERT_OK_AND_ASSIGN(auto bus, Open(SyncMode::kNone));
+    lost = Publish(*bus, "s", 6, 8)[1].cursor;  // Sequence 7, never synced.
+    lost_new_stream = Publish(*bus, "t", 1, 3)[1].cursor;
+    crashed_epoch = bus->replayer()->epoch();
+    Crash(std::move(bus));
+  }
+  ASSERT_OK_AND_ASSIGN(auto bus, Open(SyncMode::kNone));
+  EXPECT_NE(bus->replayer()->epoch(), crashed_epoch);
+  ASSERT_OK_AND_ASSIGN(StreamInfo info, bus->replayer()->Bounds("s"));
+  ASSERT_EQ(info.last_sequence, 5u) << "the crash should have lost 6..8";
+
+  // Sequences 6..8 and t's 1..3 go to new events.
+  Publish(*bus, "s", 106, 108);
+  Publish(*bus, "t", 101, 103);
+  for (const auto& [cursor, stream] : {std::pair{lost, "s"}, std::pair{lost_new_stream, "t"}}) {
+    absl::StatusOr<std::vector<std::string>> after_lost = PayloadsAfter(*bus, cursor, stream);
+    EXPECT_THAT(after_lost, HasErrorKind(ErrorKind::kCursorMismatch)) << stream;
+    EXPECT_THAT(after_lost.status().message(), HasSubstr("lost")) << stream;
+  }
+  EXPECT_THAT(PayloadsAfter(*bus, kept).value_or(std::vector<std::string>{"(error)"}),
+              ElementsAre("5", "106", "107", "108"));
+  // Following, as a reconnecting SSE reader does, checks the same way.
+  EXPECT_THAT(bus->Follow("s", Position::After(lost)), HasErrorKind(ErrorKind::kCursorMismatch));
+  ASSERT_OK_AND_ASSIGN(auto follower, bus->Follow("s", Position::After(kept)));
+  ASSERT_OK_AND_ASSIGN(auto events, follower->Next(4, absl::Seconds(10)));
+  ASSERT_EQ(events.size(), 4u);
+  EXPECT_EQ(events[0]->payload, "5");
+  EXPECT_EQ(events[3]->payload, "108");
+}
+
+TEST_F(EpochTest, CursorsOfAKilledProcessStayGood) {
+  std::vector<Receipt> before;
+  {
+    ASSERT_OK_AND_ASSIGN(auto bus, Open(SyncMode::kNone));
+    before = Publish(*bus, "s", 1, 5);
+    Kill(std::move(bus));
+  }
+  ASSERT_OK_AND_ASSIGN(auto bus, Open(SyncMode::kNone));
+  EXPECT_NE(bus->replayer()->epoch(), before[0].cursor.epoch)
+      << "an unsynced process's crash starts a new epoch, lost events or not";
+  Publish(*bus, "s", 6, 6);
+  EXPECT_THAT(PayloadsAfter(*bus, before[2].cursor).value_or(std::vector<std::string>{"(error)"}),
+              ElementsAre("4", "5", "6"));
+  EXPECT_THAT(PayloadsAfter(*bus, before[4].cursor).value_or(std::vector<std::string>{"(error)"}),
+              ElementsAre("6"));
+  ReplayRequest until;
+  until.stream = "s";
+  until.until = before[3].cursor;
+  ASSERT_OK_AND_ASSIGN(ReplayPage page, bus->replayer()->Replay(until));
+  EXPECT_EQ(page.events.size(), 4u);
+}
+
+TEST_F(EpochTest, BoundsOutliveCleanRestartsAndFurtherCrashes) {
+  Cursor first_kept, first_lost;
+  {
+    ASSERT_OK_AND_ASSIGN(auto bus, Open(SyncMode::kAlways));
+    first_kept = Publish(*bus, "s", 1, 3).back().cursor;  // 3
+    CloseCleanly(std::move(bus));
+  }
+  {
+    ASSERT_OK_AND_ASSIGN(auto bus, Open(SyncMode::kNone));
+    first_lost = Publish(*bus, "s", 4, 5).back().cursor;  // 5, lost
+    Crash(std::move(bus));
+  }
+  Cursor second_kept, second_lost;
+  {
+    ASSERT_OK_AND_ASSIGN(auto bus, Open(SyncMode::kNone));
+    second_kept = Publish(*bus, "s", 104, 105).back().cursor;  // 5 again
+    CloseCleanly(std::move(bus));
+  }
+  {
+    // The same epoch after a clean close: the start written above still counts.
+    ASSERT_OK_AND_ASSIGN(auto bus, Open(SyncMode::kNone));
+    EXPECT_EQ(bus->replayer()->epoch(), second_kept.epoch);
+    EXPECT_THAT(PayloadsAfter(*bus, first_lost), HasErrorKind(ErrorKind::kCursorMismatch));
+    second_lost = Publish(*bus, "s", 106, 107).back().cursor;  // 7, lost
+    Crash(std::move(bus));
+  }
+  ASSERT_OK_AND_ASSIGN(auto bus, Open(SyncMode::kNone));
+  Publish(*bus, "s", 206, 208);
+  EXPECT_THAT(PayloadsAfter(*bus, first_kept).value_or(std::vector<std::string>{"(error)"}),
+              ElementsAre("104", "105", "206", "207", "208"));
+  EXPECT_THAT(PayloadsAfter(*bus, second_kept).value_or(std::vector<std::string>{"(error)"}),
+              ElementsAre("206", "207", "208"));
+  EXPECT_THAT(PayloadsAfter(*bus, first_lost), HasErrorKind(ErrorKind::kCursorMismatch));
+  EXPECT_THAT(PayloadsAfter(*bus, second_lost), HasErrorKind(ErrorKind::kCursorMismatch));
+}
+
+TEST_F(EpochTest, ACrashUnderSyncAlwaysKeepsTheEpoch) {
+  uint64_t epoch = 0;
+  {
+    ASSERT_OK_AND_ASSIGN(auto bus, Open(SyncMode::kAlways));
+    epoch = Publish(*bus, "s", 1, 2).back().cursor.epoch;
+    Crash(std::move(bus));
+  }
+  ASSERT_OK_AND_ASSIGN(auto bus, Open(SyncMode::kNone));
+  EXPECT_EQ(bus->replayer()->epoch(), epoch);
+}
+
+TEST_F(EpochTest, ADamagedEpochStartFailsTheOpenNamingTheKey) {
+  uint64_t epoch = 0;
+  {
+    ASSERT_OK_AND_ASSIGN(auto bus, Open(SyncMode::kNone));
+    Kill(std::move(bus));
+  }
+  {
+    ASSERT_OK_AND_ASSIGN(auto bus, Open(SyncMode::kAlways));
+    epoch = Publish(*bus, "s", 1, 1).back().cursor.epoch;
+    CloseCleanly(std::move(bus));
+  }
+  store_->CorruptReadsOf(durable::EpochStartKey("s", epoch));
+  absl::StatusOr<std::unique_ptr<EventBus>> damaged = Open(SyncMode::kAlways);
+  EXPECT_THAT(damaged, StatusIs(absl::StatusCode::kDataLoss));
+  EXPECT_THAT(damaged.status().message(),
+              HasSubstr(durable::PrintableKey(durable::EpochStartKey("s", epoch))));
+  store_->ClearCorruptReads();
+  store_->Reopen();
+  // A start of an epoch the store never had is damage too.
+  WriteBatch stray;
+  stray.Put(durable::EpochStartKey("s", epoch + 1), durable::EncodeEpochStart(3));
+  ASSERT_OK(store_->Write(stray, WriteOptions{.sync = true}));
+  EXPECT_THAT(Open(SyncMode::kAlways), StatusIs(absl::StatusCode::kDataLoss));
+}
+
+}  // namespace
+}  // namespace keel::testing

@@ -23,8 +23,10 @@ absl::Status CheckCursorFor(const Cursor& cursor, const StreamInfo& info, uint64
       return CursorMismatch(absl::StrCat(
           "cursor at sequence ", cursor.sequence, " of stream '", info.stream,
           "' names an event that an unsynced crash lost (store epoch ", cursor.epoch,
-          "); its sequence was given again to another event. The events up to sequence ", kept,
-          " were kept: resume after ", Cursor::For(info.stream, epoch, kept).Encode()));
+          "); its sequence was given again to another event. ",
+          kept == 0 ? "None of the stream's events before it were kept: resume from earliest"
+                    : absl::StrCat("The events up to sequence ", kept, " were kept: resume after ",
+                                   Cursor::For(info.stream, epoch, kept).Encode())));
     }
   }
   return cursor.CheckBelongsTo(info.stream, epoch);

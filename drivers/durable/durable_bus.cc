@@ -97,6 +97,9 @@ class DurableBus final : public DriverBase {
     // A head is staged that accounts for entries of earlier writes (any but
     // a stream's first): those must be on disk first. Set by StageHeads.
     bool needs_barrier = false;
+    // An epoch start is staged: the write is synced whatever the mode
+    // (StageAppend says why).
+    bool holds_epoch_start = false;
     // Idempotency keys appended by this group: "<stream>\0<key>".
     absl::flat_hash_map<std::string, DedupeHit> keys;
     std::vector<PendingAppend*> appended;
@@ -305,9 +308,14 @@ absl::Status DurableBus::StageAppend(GroupState& state, PendingAppend& append) {
   KEEL_RETURN_IF_ERROR(lookup_error);
   KEEL_ASSIGN_OR_RETURN(absl::Time last_time, LastTime(append.stream, head));
   if (staged->needs_start && !plan.append.empty()) {
-    // In the write that holds the entry: the two survive a crash together.
+    // In the write that holds the entry, and synced: were that write lost
+    // and a later one of the stream kept, a stream with no head would take
+    // the later entries in (AdoptHeadless) and start its epoch after them,
+    // so cursors of earlier epochs would pass sequences given again. One
+    // fsync per stream per epoch.
     state.batch.Put(durable::EpochStartKey(append.stream, epoch_),
                     durable::EncodeEpochStart(head.next));
+    state.holds_epoch_start = true;
     staged->needs_start = false;
     staged->start = head.next;
   }
@@ -424,7 +432,9 @@ absl::Status DurableBus::WriteGroup(const GroupState& state) {
     if (options_.sync == SyncMode::kInterval) Synced();  // The interval restarts here.
   }
   const absl::Time start = absl::Now();
-  absl::Status status = store_->Write(state.batch, WriteOptions{.sync = SyncThisWrite()});
+  const bool sync = state.holds_epoch_start || SyncThisWrite();
+  absl::Status status = store_->Write(state.batch, WriteOptions{.sync = sync});
+  if (status.ok() && state.holds_epoch_start && options_.sync == SyncMode::kInterval) Synced();
   if (context().on_store_write) context().on_store_write(absl::Now() - start);
   return status;
 }

@@ -29,7 +29,7 @@
 
 namespace keel::durable {
 
-// Each stream's starts, in epoch order.
+// Each stream's starts, in no particular order.
 using EpochStarts = absl::flat_hash_map<std::string, std::vector<EpochStart>>;
 
 class EpochHistory {

@@ -27,6 +27,7 @@
 // atomic WriteBatch; the head update is O(1) per publish.
 #include "drivers/durable/key_layout.h"
 
+#include "absl/algorithm/container.h"
 #include "absl/strings/escaping.h"
 #include "absl/strings/str_cat.h"
 #include "core/event_codec.h"
@@ -160,7 +161,12 @@ absl::StatusOr<StoreMeta> DecodeMeta(absl::string_view value) {
   meta.epoch = DecodeBigEndian64(value.substr(1));
   meta.format = static_cast<StoreFormat>(value[0]);
   for (size_t at = 9; at + 4 < value.size(); at += 8) {
-    meta.earlier_epochs.push_back(DecodeBigEndian64(value.substr(at)));
+    const uint64_t earlier = DecodeBigEndian64(value.substr(at));
+    if (earlier == 0 || earlier == meta.epoch ||
+        absl::c_linear_search(meta.earlier_epochs, earlier)) {
+      return absl::DataLossError(absl::StrCat("store meta record repeats epoch ", earlier));
+    }
+    meta.earlier_epochs.push_back(earlier);
   }
   return meta;
 }

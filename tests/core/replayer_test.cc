@@ -54,6 +54,14 @@ TEST(EarlierEpochTest, ACursorOfALostEventIsAMismatchThatSaysWhereToResume) {
   }
 }
 
+TEST(EarlierEpochTest, WhenNothingWasKeptTheMismatchSaysToStartFromEarliest) {
+  StreamInfo info = Info();
+  info.earlier_epochs = {EarlierEpoch{kFirstEpoch, 1}};
+  absl::Status status = CheckCursorFor(Cursor::For("s", kFirstEpoch, 3), info, kEpoch);
+  EXPECT_THAT(status, HasErrorKind(ErrorKind::kCursorMismatch));
+  EXPECT_THAT(status.message(), HasSubstr("resume from earliest"));
+}
+
 TEST(EarlierEpochTest, AnUntilCursorIsCheckedTheSameWay) {
   ReplayRequest request;
   request.stream = "s";

@@ -168,6 +168,50 @@ TEST_F(EpochTest, BoundsOutliveCleanRestartsAndFurtherCrashes) {
   EXPECT_THAT(PayloadsAfter(*bus, second_lost), HasErrorKind(ErrorKind::kCursorMismatch));
 }
 
+// A stream's first write in a later epoch holds its epoch start and is
+// synced under any mode: were it lost and a later write kept, a stream
+// with no head would take the later entries in and start its epoch after
+// them, and a cursor of a lost event below that would resolve again.
+TEST_F(EpochTest, TheWriteThatStartsAStreamsEpochSurvivesACrash) {
+  Cursor lost;
+  {
+    ASSERT_OK_AND_ASSIGN(auto bus, Open(SyncMode::kNone));
+    lost = Publish(*bus, "t", 1, 3)[1].cursor;
+    Crash(std::move(bus));
+  }
+  {
+    ASSERT_OK_AND_ASSIGN(auto bus, Open(SyncMode::kNone));
+    Publish(*bus, "t", 101, 101);  // The stream's start in this epoch: synced.
+    Publish(*bus, "t", 102, 103);  // Not synced.
+    Crash(std::move(bus));
+  }
+  ASSERT_OK_AND_ASSIGN(auto bus, Open(SyncMode::kNone));
+  ASSERT_OK_AND_ASSIGN(std::vector<Event> kept, ReadAll(*bus, "t"));
+  ASSERT_EQ(kept.size(), 1u);
+  EXPECT_EQ(kept[0].payload, "101");
+  Publish(*bus, "t", 202, 203);
+  EXPECT_THAT(PayloadsAfter(*bus, lost, "t"), HasErrorKind(ErrorKind::kCursorMismatch));
+}
+
+// A write that fails records no start: the next publish stages it again.
+TEST_F(EpochTest, AFailedWriteLeavesTheStartToTheNextPublish) {
+  Cursor lost;
+  {
+    ASSERT_OK_AND_ASSIGN(auto bus, Open(SyncMode::kNone));
+    lost = Publish(*bus, "s", 1, 3)[1].cursor;
+    Crash(std::move(bus));
+  }
+  {
+    ASSERT_OK_AND_ASSIGN(auto bus, Open(SyncMode::kNone));
+    store_->FailNthWrite(1, absl::UnavailableError("disk full"));
+    EXPECT_THAT(bus->Publish(NewEvent("s", 100)), StatusIs(absl::StatusCode::kUnavailable));
+    Publish(*bus, "s", 101, 103);
+    CloseCleanly(std::move(bus));
+  }
+  ASSERT_OK_AND_ASSIGN(auto bus, Open(SyncMode::kNone));
+  EXPECT_THAT(PayloadsAfter(*bus, lost), HasErrorKind(ErrorKind::kCursorMismatch));
+}
+
 TEST_F(EpochTest, ACrashUnderSyncAlwaysKeepsTheEpoch) {
   uint64_t epoch = 0;
   {

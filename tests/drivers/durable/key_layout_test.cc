@@ -64,6 +64,10 @@ TEST(KeyLayoutTest, MetaKeepsEarlierEpochsInOrder) {
   // A record cut inside an epoch fails, as does one whose bytes changed.
   EXPECT_THAT(DecodeMeta(encoded.substr(0, encoded.size() - 3)),
               StatusIs(absl::StatusCode::kDataLoss));
+  meta.earlier_epochs = {9, 9};
+  EXPECT_THAT(DecodeMeta(EncodeMeta(meta)), StatusIs(absl::StatusCode::kDataLoss));
+  meta.earlier_epochs = {3};
+  EXPECT_THAT(DecodeMeta(EncodeMeta(meta)), StatusIs(absl::StatusCode::kDataLoss));
   std::string flipped = encoded;
   flipped[12] ^= 1;
   EXPECT_THAT(DecodeMeta(flipped), StatusIs(absl::StatusCode::kDataLoss));

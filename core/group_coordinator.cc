@@ -41,6 +41,27 @@ GroupRecord NewRecord(ConsumeRequest::Start start, const StreamInfo& info) {
   return record;
 }
 
+// A record written in an earlier store epoch (rfcs/0003-durable-layout.md,
+// "Epochs"): its sequences from the first one the stream was given again,
+// or past the head, named events an unsynced crash lost. The group goes back
+// to just before them, to read the events that took those sequences (at
+// least once, never skipped), and a lease over them ends.
+GroupRecord InCurrentEpoch(GroupRecord record, const StreamInfo& info, uint64_t epoch) {
+  if (record.epoch == epoch) return record;
+  // Epoch 0: written before epochs, in the store's first.
+  const uint64_t written_in = record.epoch != 0             ? record.epoch
+                              : info.earlier_epochs.empty() ? epoch
+                                                            : info.earlier_epochs.front().epoch;
+  uint64_t lost_from = info.last_sequence + 1;
+  for (const EarlierEpoch& earlier : info.earlier_epochs) {
+    if (earlier.epoch == written_in) lost_from = std::min(lost_from, earlier.valid_below);
+  }
+  record.committed = std::min(record.committed, lost_from - 1);
+  if (record.HasLease() && record.lease_to >= lost_from) record.EndLease();
+  record.epoch = epoch;
+  return record;
+}
+
 }  // namespace
 
 absl::Status ValidateGroupName(absl::string_view group) {
@@ -62,11 +83,14 @@ absl::StatusOr<std::optional<GroupRecord>> GroupCoordinator::Load(absl::string_v
   KEEL_ASSIGN_OR_RETURN(std::optional<std::string> text, store_.Get(GroupKey(stream, group)));
   if (!text) return std::nullopt;
   KEEL_ASSIGN_OR_RETURN(GroupRecord record, GroupRecord::Decode(*text));
-  return record;
+  if (record.epoch == replayer_.epoch()) return record;
+  KEEL_ASSIGN_OR_RETURN(StreamInfo info, replayer_.Bounds(stream));
+  return InCurrentEpoch(record, info, replayer_.epoch());
 }
 
 absl::Status GroupCoordinator::Store(absl::string_view stream, absl::string_view group,
-                                     const GroupRecord& record) {
+                                     GroupRecord record) {
+  record.epoch = replayer_.epoch();
   return store_.Put(GroupKey(stream, group), record.Encode());
 }
 
@@ -153,8 +177,12 @@ absl::Status GroupCoordinator::CheckCommit(absl::string_view stream, const Group
 absl::Status GroupCoordinator::Commit(absl::string_view stream, absl::string_view group,
                                       const Cursor& cursor, uint64_t token) {
   KEEL_RETURN_IF_ERROR(ValidateNames(stream, group));
-  KEEL_ASSIGN_OR_RETURN(StreamInfo info, replayer_.Bounds(stream));
-  KEEL_RETURN_IF_ERROR(CheckCursorFor(cursor, info, replayer_.epoch()));
+  if (cursor.epoch == replayer_.epoch()) {
+    KEEL_RETURN_IF_ERROR(cursor.CheckBelongsTo(stream, replayer_.epoch()));
+  } else {  // Perhaps a cursor of an earlier epoch of the store.
+    KEEL_ASSIGN_OR_RETURN(StreamInfo info, replayer_.Bounds(stream));
+    KEEL_RETURN_IF_ERROR(CheckCursorFor(cursor, info, replayer_.epoch()));
+  }
   MutexLock lock(&GroupMutex(stream, group));
   KEEL_ASSIGN_OR_RETURN(std::optional<GroupRecord> loaded, Load(stream, group));
   if (!loaded) {
@@ -235,7 +263,8 @@ absl::StatusOr<std::vector<GroupInfo>> GroupCoordinator::List(absl::string_view 
       KEEL_ASSIGN_OR_RETURN(StreamInfo info, replayer_.Bounds(group_stream));
       it = bounds.emplace(group_stream, std::move(info)).first;
     }
-    out.push_back(InfoOf(group_stream, group, *record, it->second));
+    out.push_back(InfoOf(group_stream, group,
+                         InCurrentEpoch(*record, it->second, replayer_.epoch()), it->second));
   }
   std::sort(out.begin(), out.end(), [](const GroupInfo& a, const GroupInfo& b) {
     return std::tie(a.stream, a.group) < std::tie(b.stream, b.group);

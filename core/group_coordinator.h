@@ -41,8 +41,7 @@ class GroupCoordinator final : public ConsumerGroups {
   absl::StatusOr<ConsumePage> Consume(const ConsumeRequest& request) override;
   absl::Status Commit(absl::string_view stream, absl::string_view group, const Cursor& cursor,
                       uint64_t token) override;
-  absl::Status Seek(absl::string_view stream, absl::string_view group,
-                    const Position& at) override;
+  absl::Status Seek(absl::string_view stream, absl::string_view group, const Position& at) override;
   absl::Status SeekToTime(absl::string_view stream, absl::string_view group,
                           absl::Time time) override;
   absl::StatusOr<GroupInfo> Describe(absl::string_view stream, absl::string_view group) override;
@@ -51,14 +50,15 @@ class GroupCoordinator final : public ConsumerGroups {
  private:
   // The mutex of one group (created on first use, kept for the process).
   Mutex& GroupMutex(absl::string_view stream, absl::string_view group);
+  // The group's record, in the store's current epoch (InCurrentEpoch).
   absl::StatusOr<std::optional<GroupRecord>> Load(absl::string_view stream,
                                                   absl::string_view group);
-  absl::Status Store(absl::string_view stream, absl::string_view group,
-                     const GroupRecord& record);
+  // Writes `record`, marked as of the store's current epoch.
+  absl::Status Store(absl::string_view stream, absl::string_view group, GroupRecord record);
   // Reads the page after the record's cursor; fills `gap` and moves the
   // page's start past trimmed events.
-  absl::StatusOr<ReplayPage> ReadPage(const ConsumeRequest& request,
-                                      uint64_t& from, std::optional<RetentionGap>& gap);
+  absl::StatusOr<ReplayPage> ReadPage(const ConsumeRequest& request, uint64_t& from,
+                                      std::optional<RetentionGap>& gap);
   absl::Status CheckCommit(absl::string_view stream, const GroupRecord& record,
                            const Cursor& cursor, uint64_t token) const;
   GroupInfo InfoOf(absl::string_view stream, absl::string_view group, const GroupRecord& record,

@@ -13,9 +13,11 @@
 namespace keel {
 namespace {
 
-constexpr absl::string_view kVersion = "g1";
+constexpr absl::string_view kVersion = "g2";
+constexpr absl::string_view kVersionWithoutEpoch = "g1";
 constexpr absl::string_view kKeyPrefix = "group/";
-constexpr size_t kFields = 8;
+// Numbers after the version: the epoch (g2 only), then six.
+constexpr size_t kNumbers = 6;
 
 // Decimal digits only: SimpleAtoi alone would accept "+5" or " 5".
 bool ParseDecimal(absl::string_view text, uint64_t* out) {
@@ -42,7 +44,7 @@ void GroupRecord::EndLease() {
 
 std::string GroupRecord::Encode() const {
   const std::string body =
-      absl::StrCat(kVersion, " ", committed, " ", last_token, " ", lease_token, " ",
+      absl::StrCat(kVersion, " ", epoch, " ", committed, " ", last_token, " ", lease_token, " ",
                    absl::ToUnixNanos(lease_expires), " ", lease_from, " ", lease_to);
   return absl::StrCat(body, " ", absl::StrFormat("%08x", Fnv1a32(body)));
 }
@@ -55,15 +57,22 @@ absl::StatusOr<GroupRecord> GroupRecord::Decode(absl::string_view text) {
     return Corrupt(text, "fails its checksum");
   }
   std::vector<absl::string_view> fields = absl::StrSplit(body, ' ');
-  if (fields.size() != kFields - 1 || fields[0] != kVersion) {
+  const bool has_epoch = fields[0] == kVersion;
+  if ((!has_epoch && fields[0] != kVersionWithoutEpoch) ||
+      fields.size() != 1 + kNumbers + (has_epoch ? 1 : 0)) {
     return Corrupt(text, "has an unknown version or field count");
   }
-  uint64_t values[kFields - 2];
-  for (size_t i = 1; i < kFields - 1; ++i) {
-    // The expiry is signed nanoseconds but never negative once written.
-    if (!ParseDecimal(fields[i], &values[i - 1])) return Corrupt(text, "has a bad number");
-  }
   GroupRecord record;
+  if (has_epoch && !ParseDecimal(fields[1], &record.epoch)) {
+    return Corrupt(text, "has a bad number");
+  }
+  uint64_t values[kNumbers];
+  for (size_t i = 0; i < kNumbers; ++i) {
+    // The expiry is signed nanoseconds but never negative once written.
+    if (!ParseDecimal(fields[fields.size() - kNumbers + i], &values[i])) {
+      return Corrupt(text, "has a bad number");
+    }
+  }
   record.committed = values[0];
   record.last_token = values[1];
   record.lease_token = values[2];

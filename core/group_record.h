@@ -4,8 +4,11 @@
 //
 // The text form is one line of space-separated fields with a checksum:
 //
-//   g1 <committed> <last_token> <lease_token> <lease_expires_unix_ns>
+//   g2 <epoch> <committed> <last_token> <lease_token> <lease_expires_unix_ns>
 //      <lease_from> <lease_to> <fnv32 hex of everything before this field>
+//
+// Records of version g1, written before stores had more than one epoch,
+// have no epoch field and read as epoch 0.
 //
 // Parsing is strict (exact field count, decimal digits only, checksum), so a
 // torn or hand-edited record is reported as data loss instead of being read
@@ -25,6 +28,9 @@
 namespace keel {
 
 struct GroupRecord {
+  // The store epoch its sequences belong to (rfcs/0003-durable-layout.md,
+  // "Epochs"); 0 when written before epochs, i.e. in the store's first.
+  uint64_t epoch = 0;
   uint64_t committed = 0;   // Sequence the group has read through.
   uint64_t last_token = 0;  // Newest token granted or fenced (Seek).
   // The outstanding lease; lease_token 0 when none (committed or fenced).

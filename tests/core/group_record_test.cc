@@ -1,9 +1,13 @@
 // The consumer-group record's text form: round trip, and a strict parser
 // that reports torn or edited records as data loss.
+#include "core/group_record.h"
+
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
-#include "core/group_record.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "core/fnv.h"
 #include "tests/testing/status_matchers.h"
 
 namespace keel {
@@ -11,6 +15,7 @@ namespace {
 
 GroupRecord Sample() {
   GroupRecord record;
+  record.epoch = 0x0123456789abcdef;
   record.committed = 41;
   record.last_token = 7;
   record.lease_token = 7;
@@ -33,12 +38,25 @@ TEST(GroupRecordTest, RoundTrips) {
 TEST(GroupRecordTest, EditedOrTornRecordsAreDataLoss) {
   const std::string text = Sample().Encode();
   std::string edited = text;
-  edited[3] = edited[3] == '9' ? '8' : '9';  // Inside "41": another cursor.
+  edited[text.find(" 41 ") + 1] = '5';  // "51": another cursor.
   EXPECT_EQ(GroupRecord::Decode(edited).status().code(), absl::StatusCode::kDataLoss);
   EXPECT_EQ(GroupRecord::Decode(text.substr(0, text.size() - 3)).status().code(),
             absl::StatusCode::kDataLoss);
   EXPECT_EQ(GroupRecord::Decode("").status().code(), absl::StatusCode::kDataLoss);
   EXPECT_EQ(GroupRecord::Decode("g2 1 2 3 4 5 6 00000000").status().code(),
+            absl::StatusCode::kDataLoss);
+}
+
+// A record written before stores had several epochs (version g1, no epoch
+// field) still reads, as epoch 0: the store's first.
+TEST(GroupRecordTest, ARecordWithoutAnEpochReadsAsEpochZero) {
+  const std::string body = "g1 41 7 7 1700000000123456789 41 60";
+  const std::string text = absl::StrCat(body, " ", absl::StrFormat("%08x", Fnv1a32(body)));
+  ASSERT_OK_AND_ASSIGN(GroupRecord decoded, GroupRecord::Decode(text));
+  GroupRecord expected = Sample();
+  expected.epoch = 0;
+  EXPECT_EQ(decoded, expected);
+  EXPECT_EQ(GroupRecord::Decode(absl::StrCat("g1 9 ", text)).status().code(),
             absl::StatusCode::kDataLoss);
 }
 

@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 
 #include "core/errors.h"
+#include "core/group_record.h"
 #include "drivers/durable/key_layout.h"
 #include "statestore/fault_injecting_store.h"
 #include "statestore/memory/memory_store.h"
@@ -66,6 +67,8 @@ class EpochTest : public ::testing::Test {
     for (const Event& event : page->events) payloads.push_back(event.payload);
     return payloads;
   }
+
+  void ExpectAGroupReadsTheEventsThatTookLostSequences(GroupRecord survived);
 
   std::shared_ptr<FaultInjectingStore> store_ =
       std::make_shared<FaultInjectingStore>(std::make_unique<MemoryStore>());
@@ -210,6 +213,71 @@ TEST_F(EpochTest, AFailedWriteLeavesTheStartToTheNextPublish) {
   }
   ASSERT_OK_AND_ASSIGN(auto bus, Open(SyncMode::kNone));
   EXPECT_THAT(PayloadsAfter(*bus, lost), HasErrorKind(ErrorKind::kCursorMismatch));
+}
+
+// A group whose record survived a crash that lost events it had read (its
+// record is synced; the events were in an older LevelDB log the crash lost)
+// goes back to the last event kept, and reads the events that took the lost
+// sequences instead of skipping them. `survived` is the record, minus its
+// epoch: that of events 1..10, synced; 11..15 are lost.
+void EpochTest::ExpectAGroupReadsTheEventsThatTookLostSequences(GroupRecord survived) {
+  {
+    ASSERT_OK_AND_ASSIGN(auto bus, Open(SyncMode::kAlways));
+    survived.epoch = Publish(*bus, "s", 1, 10).back().cursor.epoch;
+    CloseCleanly(std::move(bus));
+  }
+  {
+    ASSERT_OK_AND_ASSIGN(auto bus, Open(SyncMode::kNone));
+    Publish(*bus, "s", 11, 15);
+    Crash(std::move(bus));
+  }
+  WriteBatch batch;
+  batch.Put(absl::StrCat("X", GroupKey("s", "g")), survived.Encode());
+  ASSERT_OK(store_->Write(batch, WriteOptions{.sync = true}));
+  ASSERT_OK_AND_ASSIGN(auto bus, Open(SyncMode::kNone));
+  const ConsumeRequest request{"s", "g", 10, absl::Seconds(30), ConsumeRequest::Start::kEarliest};
+  ASSERT_OK_AND_ASSIGN(ConsumePage before, bus->groups()->Consume(request));
+  EXPECT_FALSE(before.busy_until.has_value()) << "a lease over lost events ended";
+  EXPECT_TRUE(before.events.empty());
+  Publish(*bus, "s", 111, 113);
+  ASSERT_OK_AND_ASSIGN(ConsumePage after, bus->groups()->Consume(request));
+  EXPECT_THAT(Sequences(after.events), ElementsAre(11, 12, 13));
+}
+
+TEST_F(EpochTest, AGroupThatCommittedLostEventsReadsTheEventsThatTookTheirSequences) {
+  GroupRecord survived;
+  survived.committed = 15;
+  survived.last_token = 3;
+  ExpectAGroupReadsTheEventsThatTookLostSequences(survived);
+}
+
+TEST_F(EpochTest, ALeaseOverLostEventsEnds) {
+  GroupRecord survived;
+  survived.committed = 10;
+  survived.last_token = survived.lease_token = 3;
+  survived.lease_expires = absl::Now() + absl::Hours(1);
+  survived.lease_from = 10;
+  survived.lease_to = 15;
+  ExpectAGroupReadsTheEventsThatTookLostSequences(survived);
+}
+
+// A lease granted before a restart that started a new epoch is committed
+// with the cursors it was granted with.
+TEST_F(EpochTest, AGroupCommitTakesACursorOfAnEarlierEpoch) {
+  ConsumePage page;
+  {
+    ASSERT_OK_AND_ASSIGN(auto bus, Open(SyncMode::kNone));
+    Publish(*bus, "s", 1, 4);
+    ConsumeRequest request{"s", "g", 10, absl::Hours(1), ConsumeRequest::Start::kEarliest};
+    ASSERT_OK_AND_ASSIGN(page, bus->groups()->Consume(request));
+    Kill(std::move(bus));
+  }
+  ASSERT_OK_AND_ASSIGN(auto bus, Open(SyncMode::kNone));
+  ASSERT_NE(bus->replayer()->epoch(), page.lease.to.epoch);
+  ASSERT_OK(bus->groups()->Commit("s", "g", page.lease.to, page.lease.token));
+  ASSERT_OK_AND_ASSIGN(GroupInfo info, bus->groups()->Describe("s", "g"));
+  EXPECT_EQ(info.cursor.sequence, 4u);
+  EXPECT_EQ(info.cursor.epoch, bus->replayer()->epoch());
 }
 
 TEST_F(EpochTest, ACrashUnderSyncAlwaysKeepsTheEpoch) {

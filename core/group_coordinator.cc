@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <tuple>
 
+#include "absl/algorithm/container.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_replace.h"
 #include "core/errors.h"
@@ -48,14 +49,17 @@ GroupRecord NewRecord(ConsumeRequest::Start start, const StreamInfo& info) {
 // least once, never skipped), and a lease over them ends.
 GroupRecord InCurrentEpoch(GroupRecord record, const StreamInfo& info, uint64_t epoch) {
   if (record.epoch == epoch) return record;
-  // Epoch 0: written before epochs, in the store's first.
-  const uint64_t written_in = record.epoch != 0             ? record.epoch
-                              : info.earlier_epochs.empty() ? epoch
-                                                            : info.earlier_epochs.front().epoch;
-  uint64_t lost_from = info.last_sequence + 1;
-  for (const EarlierEpoch& earlier : info.earlier_epochs) {
-    if (earlier.epoch == written_in) lost_from = std::min(lost_from, earlier.valid_below);
+  // Not listed (written before epochs, or in an epoch the store forgot):
+  // older than every listed one, which entry 0 stands for.
+  auto bound = absl::c_find_if(info.earlier_epochs, [&](const EarlierEpoch& earlier) {
+    return earlier.epoch == record.epoch;
+  });
+  if (bound == info.earlier_epochs.end()) {
+    bound = absl::c_find_if(info.earlier_epochs,
+                            [](const EarlierEpoch& earlier) { return earlier.epoch == 0; });
   }
+  uint64_t lost_from = info.last_sequence + 1;
+  if (bound != info.earlier_epochs.end()) lost_from = std::min(lost_from, bound->valid_below);
   record.committed = std::min(record.committed, lost_from - 1);
   if (record.HasLease() && record.lease_to >= lost_from) record.EndLease();
   record.epoch = epoch;

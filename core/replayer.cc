@@ -16,7 +16,8 @@ bool EventFilter::Matches(const Event& event) const {
 absl::Status CheckCursorFor(const Cursor& cursor, const StreamInfo& info, uint64_t epoch) {
   if (cursor.epoch != epoch) {
     for (const EarlierEpoch& earlier : info.earlier_epochs) {
-      if (earlier.epoch != cursor.epoch) continue;
+      // Entry 0 stands for forgotten epochs; no cursor carries epoch 0.
+      if (earlier.epoch != cursor.epoch || earlier.epoch == 0) continue;
       KEEL_RETURN_IF_ERROR(cursor.CheckBelongsTo(info.stream, earlier.epoch));
       if (cursor.sequence < earlier.valid_below) return absl::OkStatus();
       const uint64_t kept = earlier.valid_below - 1;

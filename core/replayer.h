@@ -51,7 +51,10 @@ inline constexpr size_t kMaxReplayLimit = 10'000;
 // opens after an unsynced crash, which may have lost acknowledged events
 // whose sequences are then handed out again (rfcs/0003-durable-layout.md,
 // "Epochs"); `valid_below` is the first sequence the stream was given after
-// that epoch, or UINT64_MAX when it was given none since.
+// that epoch, or UINT64_MAX when it was given none since. The last entry has
+// epoch 0, which no cursor carries: it stands for any epoch older than
+// those listed (forgotten ones, and records written before epochs existed),
+// whose bound is the stream's first start of all.
 struct EarlierEpoch {
   uint64_t epoch = 0;
   uint64_t valid_below = UINT64_MAX;

@@ -696,7 +696,7 @@ absl::StatusOr<std::unique_ptr<EventBus>> OpenDurableBus(std::shared_ptr<StateSt
   const std::string unclean_message = unclean ? durable::UncleanOpenMessage(*unclean) : "";
   if (unclean) context.logger->Warn(absl::StrCat("durable: ", unclean_message));
   if (unclean && !unclean->acks_synced) {
-    KEEL_RETURN_IF_ERROR(durable::AdvanceEpoch(*store, recovered.meta));
+    KEEL_RETURN_IF_ERROR(durable::AdvanceEpoch(*store, recovered));
   }
   KEEL_ASSIGN_OR_RETURN(absl::Time first_key_expiry, durable::FirstExpiry(*store));
   auto bus =

@@ -29,17 +29,19 @@ size_t EpochHistory::IndexOf(uint64_t epoch) const {
 std::vector<EarlierEpoch> EpochHistory::CursorBounds(absl::string_view stream) const {
   if (earlier_.empty()) return {};
   std::vector<EarlierEpoch> bounds;
-  bounds.reserve(earlier_.size());
+  bounds.reserve(earlier_.size() + 1);
   for (uint64_t epoch : earlier_) bounds.push_back(EarlierEpoch{epoch});
+  bounds.push_back(EarlierEpoch{0});  // Older than all of them.
   ReaderMutexLock lock(&mu_);
   auto it = starts_.find(stream);
   if (it == starts_.end()) return bounds;
   // A start in epoch k bounds the cursors of every epoch before k.
   for (const EpochStart& start : it->second) {
     const size_t index = IndexOf(start.epoch);
-    for (size_t i = 0; i < index && i < bounds.size(); ++i) {
+    for (size_t i = 0; i < index && i < earlier_.size(); ++i) {
       bounds[i].valid_below = std::min(bounds[i].valid_below, start.first);
     }
+    bounds.back().valid_below = std::min(bounds.back().valid_below, start.first);
   }
   return bounds;
 }

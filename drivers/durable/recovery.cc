@@ -180,12 +180,29 @@ absl::StatusOr<RecoveredState> Recover(StateStore& store) {
   return state;
 }
 
-absl::Status AdvanceEpoch(StateStore& store, StoreMeta& meta) {
-  StoreMeta advanced = meta;
-  advanced.earlier_epochs.push_back(meta.epoch);
-  advanced.epoch = NewEpoch(meta);
-  KEEL_RETURN_IF_ERROR(WriteMeta(store, advanced));
-  meta = std::move(advanced);
+absl::Status AdvanceEpoch(StateStore& store, RecoveredState& state) {
+  StoreMeta advanced = state.meta;
+  advanced.earlier_epochs.push_back(state.meta.epoch);
+  advanced.epoch = NewEpoch(state.meta);
+  WriteBatch batch;
+  std::optional<uint64_t> forgotten;
+  if (advanced.earlier_epochs.size() > kMaxEarlierEpochs) {
+    forgotten = advanced.earlier_epochs.front();
+    advanced.earlier_epochs.erase(advanced.earlier_epochs.begin());
+    for (auto& [stream, starts] : state.epoch_starts) {
+      if (absl::c_any_of(starts, [&](const EpochStart& s) { return s.epoch == *forgotten; })) {
+        batch.Delete(EpochStartKey(stream, *forgotten));
+      }
+    }
+  }
+  batch.Put(MetaKey(), EncodeMeta(advanced));
+  KEEL_RETURN_IF_ERROR(store.Write(batch, WriteOptions{.sync = true}));
+  state.meta = std::move(advanced);
+  if (forgotten) {
+    for (auto& [stream, starts] : state.epoch_starts) {
+      std::erase_if(starts, [&](const EpochStart& s) { return s.epoch == *forgotten; });
+    }
+  }
   return absl::OkStatus();
 }
 

@@ -35,12 +35,17 @@ struct RecoveredState {
 
 absl::StatusOr<RecoveredState> Recover(StateStore& store);
 
+// How many earlier epochs a store keeps. When a new epoch would exceed it,
+// the oldest is forgotten with its epoch starts: its cursors then read as
+// of another store (kCursorMismatch).
+inline constexpr size_t kMaxEarlierEpochs = 64;
+
 // Starts a new epoch (epoch_history.h): after an open that found that the
 // last process crashed while acknowledging unsynced writes, whose lost
 // sequences the next publishes will give again. Writes the meta record with
 // the new epoch and the old one appended to the earlier ones, synced,
 // before anything is served.
-absl::Status AdvanceEpoch(StateStore& store, StoreMeta& meta);
+absl::Status AdvanceEpoch(StateStore& store, RecoveredState& state);
 
 // Marks the store open: writes the OpenMarker of this process (synced, so
 // that a crash from now on is found at the next open), keeping the

@@ -8,6 +8,7 @@
 #include "core/errors.h"
 #include "core/group_record.h"
 #include "drivers/durable/key_layout.h"
+#include "drivers/durable/recovery.h"
 #include "statestore/fault_injecting_store.h"
 #include "statestore/memory/memory_store.h"
 #include "tests/drivers/durable/durable_test_util.h"
@@ -21,6 +22,8 @@ using ::testing::HasSubstr;
 
 class EpochTest : public ::testing::Test {
  protected:
+  static constexpr uint64_t kEventsEpoch = 1;  // See ExpectAGroupReads...
+
   absl::StatusOr<std::unique_ptr<EventBus>> Open(SyncMode sync) {
     DriverContext context;
     context.logger = std::make_shared<CapturingLogger>();
@@ -218,12 +221,14 @@ TEST_F(EpochTest, AFailedWriteLeavesTheStartToTheNextPublish) {
 // A group whose record survived a crash that lost events it had read (its
 // record is synced; the events were in an older LevelDB log the crash lost)
 // goes back to the last event kept, and reads the events that took the lost
-// sequences instead of skipping them. `survived` is the record, minus its
-// epoch: that of events 1..10, synced; 11..15 are lost.
+// sequences instead of skipping them. `survived` is the record; epoch
+// kEventsEpoch in it stands for the epoch of events 1..10, synced; 11..15
+// are lost.
 void EpochTest::ExpectAGroupReadsTheEventsThatTookLostSequences(GroupRecord survived) {
   {
     ASSERT_OK_AND_ASSIGN(auto bus, Open(SyncMode::kAlways));
-    survived.epoch = Publish(*bus, "s", 1, 10).back().cursor.epoch;
+    const uint64_t epoch = Publish(*bus, "s", 1, 10).back().cursor.epoch;
+    if (survived.epoch == kEventsEpoch) survived.epoch = epoch;
     CloseCleanly(std::move(bus));
   }
   {
@@ -236,16 +241,37 @@ void EpochTest::ExpectAGroupReadsTheEventsThatTookLostSequences(GroupRecord surv
   ASSERT_OK(store_->Write(batch, WriteOptions{.sync = true}));
   ASSERT_OK_AND_ASSIGN(auto bus, Open(SyncMode::kNone));
   const ConsumeRequest request{"s", "g", 10, absl::Seconds(30), ConsumeRequest::Start::kEarliest};
+  // Before new events: nothing to read (not an error, not a wait).
   ASSERT_OK_AND_ASSIGN(ConsumePage before, bus->groups()->Consume(request));
   EXPECT_FALSE(before.busy_until.has_value()) << "a lease over lost events ended";
   EXPECT_TRUE(before.events.empty());
-  Publish(*bus, "s", 111, 113);
+  // Once new events pass the lost ones, the group reads all of them.
+  Publish(*bus, "s", 111, 116);
   ASSERT_OK_AND_ASSIGN(ConsumePage after, bus->groups()->Consume(request));
-  EXPECT_THAT(Sequences(after.events), ElementsAre(11, 12, 13));
+  EXPECT_THAT(Sequences(after.events), ElementsAre(11, 12, 13, 14, 15, 16));
 }
 
 TEST_F(EpochTest, AGroupThatCommittedLostEventsReadsTheEventsThatTookTheirSequences) {
   GroupRecord survived;
+  survived.epoch = kEventsEpoch;
+  survived.committed = 15;
+  survived.last_token = 3;
+  ExpectAGroupReadsTheEventsThatTookLostSequences(survived);
+}
+
+// The same for a record written before epochs existed (version g1).
+TEST_F(EpochTest, AGroupRecordWrittenBeforeEpochsIsOfTheFirstEpoch) {
+  GroupRecord survived;
+  survived.committed = 15;
+  survived.last_token = 3;
+  ExpectAGroupReadsTheEventsThatTookLostSequences(survived);
+}
+
+// A record of an epoch the store forgot (kMaxEarlierEpochs) is older than
+// every epoch kept.
+TEST_F(EpochTest, AGroupRecordOfAForgottenEpochIsOlderThanEveryKeptOne) {
+  GroupRecord survived;
+  survived.epoch = 42;
   survived.committed = 15;
   survived.last_token = 3;
   ExpectAGroupReadsTheEventsThatTookLostSequences(survived);
@@ -253,6 +279,7 @@ TEST_F(EpochTest, AGroupThatCommittedLostEventsReadsTheEventsThatTookTheirSequen
 
 TEST_F(EpochTest, ALeaseOverLostEventsEnds) {
   GroupRecord survived;
+  survived.epoch = kEventsEpoch;
   survived.committed = 10;
   survived.last_token = survived.lease_token = 3;
   survived.lease_expires = absl::Now() + absl::Hours(1);
@@ -278,6 +305,33 @@ TEST_F(EpochTest, AGroupCommitTakesACursorOfAnEarlierEpoch) {
   ASSERT_OK_AND_ASSIGN(GroupInfo info, bus->groups()->Describe("s", "g"));
   EXPECT_EQ(info.cursor.sequence, 4u);
   EXPECT_EQ(info.cursor.epoch, bus->replayer()->epoch());
+}
+
+// A crash loop must not grow the store without bound: past
+// kMaxEarlierEpochs the oldest epoch is forgotten with its starts, and its
+// cursors read as of another store.
+TEST_F(EpochTest, OnlyTheLastEpochsAreKept) {
+  std::vector<Cursor> cursors;  // One per epoch, oldest first.
+  for (size_t i = 0; i < durable::kMaxEarlierEpochs + 2; ++i) {
+    ASSERT_OK_AND_ASSIGN(auto bus, Open(SyncMode::kNone));
+    cursors.push_back(Publish(*bus, "s", static_cast<int>(i), static_cast<int>(i)).back().cursor);
+    Kill(std::move(bus));
+  }
+  ASSERT_OK_AND_ASSIGN(auto bus, Open(SyncMode::kNone));
+  ASSERT_OK_AND_ASSIGN(std::string meta, store_->Get(durable::MetaKey()));
+  ASSERT_OK_AND_ASSIGN(durable::StoreMeta decoded, durable::DecodeMeta(meta));
+  EXPECT_EQ(decoded.earlier_epochs.size(), durable::kMaxEarlierEpochs);
+  EXPECT_EQ(decoded.earlier_epochs.front(), cursors[2].epoch);
+  // The second epoch, forgotten, had a start; the first had none to delete.
+  EXPECT_THAT(store_->Get(durable::EpochStartKey("s", cursors[1].epoch)),
+              StatusIs(absl::StatusCode::kNotFound));
+  for (size_t i : {0, 1}) {
+    absl::StatusOr<std::vector<std::string>> forgotten = PayloadsAfter(*bus, cursors[i]);
+    EXPECT_THAT(forgotten, HasErrorKind(ErrorKind::kCursorMismatch)) << i;
+    EXPECT_THAT(forgotten.status().message(), HasSubstr("another store epoch")) << i;
+  }
+  ASSERT_OK_AND_ASSIGN(std::vector<std::string> kept, PayloadsAfter(*bus, cursors[2]));
+  EXPECT_EQ(kept.size(), durable::kMaxEarlierEpochs - 1);
 }
 
 TEST_F(EpochTest, ACrashUnderSyncAlwaysKeepsTheEpoch) {

@@ -94,6 +94,9 @@ TEST_F(AccessTest, TableOfRefusedRequests) {
        "permission_denied", absl::StrCat(kBare, ", error=\"insufficient_scope\"")},
       // clang-format on
   };
+  client::HttpClient reader("127.0.0.1", daemon_.port(),
+                            client::ClientOptions{.token = kReadToken});
+  ASSERT_OK_AND_ASSIGN(auto metrics_before, reader.Get("/metrics"));
   const StoreSnapshot before = SnapshotOf(daemon_.bus());
   for (const auto& bad : table) {
     SCOPED_TRACE(bad.name);
@@ -111,11 +114,14 @@ TEST_F(AccessTest, TableOfRefusedRequests) {
     EXPECT_EQ(health.status, 200);
     EXPECT_EQ(http.connections_opened(), 1);
   }
-  client::HttpClient reader("127.0.0.1", daemon_.port(),
-                            client::ClientOptions{.token = kReadToken});
   ASSERT_OK_AND_ASSIGN(auto metrics, reader.Get("/metrics"));
   EXPECT_THAT(metrics.body, HasSubstr("keel_errors_total{code=\"unauthenticated\"} 7\n"));
   EXPECT_THAT(metrics.body, HasSubstr("keel_errors_total{code=\"permission_denied\"} 2\n"));
+  // Refusals are not requests handled (RFC 0004 §11): between the two
+  // scrapes only the health checks and the second scrape count.
+  EXPECT_EQ(MetricValue(metrics.body, "keel_http_requests_total") -
+                MetricValue(metrics_before.body, "keel_http_requests_total"),
+            std::size(table) + 1);
 }
 
 TEST_F(AccessTest, EachTokenOpensWhatItsAccessAllows) {

@@ -76,6 +76,9 @@ std::string Metrics::Render() const {
   Single(out, "keel_sse_connections", "gauge", "Open SSE connections.", sse_open_);
   Single(out, "keel_sse_shared_connections", "gauge",
          "Open SSE connections served by their stream's shared writes.", sse_shared_);
+  Single(out, "keel_sse_unsent_bytes", "gauge",
+         "Bytes SSE connections hold for their clients: pending, or in a write not yet done.",
+         sse_unsent_);
   Single(out, "keel_sse_delivered_events_total", "counter", "Events written to SSE clients.",
          delivered_);
   Single(out, "keel_sse_gaps_total", "counter", "keel.gap frames sent (retention gaps).", gaps_);

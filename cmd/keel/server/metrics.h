@@ -44,6 +44,9 @@ class Metrics {
   void SseClosed() { sse_open_.fetch_sub(1, std::memory_order_relaxed); }
   // +1 when an SSE connection joins its stream's shared writes, -1 when it leaves.
   void SseShared(int delta) { sse_shared_.fetch_add(delta, std::memory_order_relaxed); }
+  // Bytes SSE sessions hold for their clients (pending, or in a write not
+  // yet completed), changed by `delta`.
+  void SseUnsent(int64_t delta) { sse_unsent_.fetch_add(delta, std::memory_order_relaxed); }
   void CountDelivered(uint64_t events) { delivered_.fetch_add(events, std::memory_order_relaxed); }
   void CountGap() { gaps_.fetch_add(1, std::memory_order_relaxed); }
   void CountCatchUpReads(uint64_t reads) {
@@ -71,6 +74,7 @@ class Metrics {
   std::atomic<uint64_t> published_bytes_{0};
   std::atomic<int64_t> sse_open_{0};
   std::atomic<int64_t> sse_shared_{0};
+  std::atomic<int64_t> sse_unsent_{0};
   std::atomic<uint64_t> delivered_{0};
   std::atomic<uint64_t> gaps_{0};
   std::atomic<uint64_t> catch_up_reads_{0};

@@ -84,6 +84,7 @@ class SseSession : public std::enable_shared_from_this<SseSession>, public SseMe
   }
 
   ~SseSession() override {
+    state_->api.metrics().SseUnsent(-static_cast<int64_t>(counted_unsent_));
     state_->api.metrics().SseClosed();
     state_->sse_sessions.fetch_sub(1);
   }
@@ -120,6 +121,8 @@ class SseSession : public std::enable_shared_from_this<SseSession>, public SseMe
     state_->api.metrics().CountDelivered(events);
     if (sent == frames->size()) return;
     writing_ = true;
+    in_flight_ = frames->size() - sent;
+    CountUnsent();
     net::async_write(socket_, net::buffer(*frames) + sent,
                      [self = shared_from_this(), frames](beast::error_code ec, std::size_t) {
                        self->OnWritten(ec);
@@ -307,10 +310,20 @@ class SseSession : public std::enable_shared_from_this<SseSession>, public SseMe
       pending_ += batch.frames;
     }
     if (!writing_ && !pending_.empty()) Flush();
+    CountUnsent();
     // Once caught up, Pump joins the stream's broadcast at once rather than
     // at the next event, when every session of a quiet stream would do so
     // together.
     if (catching_up_ || caught_up || wake_pending_.load()) Pump();
+  }
+
+  // Brings keel_sse_unsent_bytes up to date with this session's pending
+  // and in-flight bytes: what a slow client makes the daemon hold.
+  void CountUnsent() {
+    const size_t unsent = pending_.size() + in_flight_;
+    state_->api.metrics().SseUnsent(static_cast<int64_t>(unsent) -
+                                    static_cast<int64_t>(counted_unsent_));
+    counted_unsent_ = unsent;
   }
 
   void Flush() {
@@ -325,6 +338,8 @@ class SseSession : public std::enable_shared_from_this<SseSession>, public SseMe
   void Write(std::string text) {
     auto bytes = std::make_shared<const std::string>(std::move(text));
     writing_ = true;
+    in_flight_ = bytes->size();
+    CountUnsent();
     last_write_ = Clock::now();
     net::async_write(socket_, net::buffer(*bytes),
                      [self = shared_from_this(), bytes](beast::error_code ec, std::size_t) {
@@ -334,6 +349,8 @@ class SseSession : public std::enable_shared_from_this<SseSession>, public SseMe
 
   void OnWritten(beast::error_code ec) {
     writing_ = false;
+    in_flight_ = 0;
+    CountUnsent();
     if (ec) return Close();
     if (!pending_.empty()) Flush();
     if (finishing_) {
@@ -361,6 +378,7 @@ class SseSession : public std::enable_shared_from_this<SseSession>, public SseMe
                       "event: keel.error\ndata: {\"message\":", JsonString(status.message()),
                       "}\n\n");
     }
+    CountUnsent();
     if (writing_) return;
     if (pending_.empty()) return Close();
     Flush();
@@ -435,6 +453,8 @@ class SseSession : public std::enable_shared_from_this<SseSession>, public SseMe
   bool lingering_ = false;        // flush_timer_ is armed.
   std::atomic<bool> wake_pending_{false};
   std::string pending_;            // Frames waiting for the write in flight.
+  size_t in_flight_ = 0;           // Bytes of the write in flight.
+  size_t counted_unsent_ = 0;      // This session's share of keel_sse_unsent_bytes.
   size_t frame_bytes_hint_ = 256;  // Bytes per frame to reserve (PollBatch only).
   Clock::time_point last_write_;
   bool writing_ = false;

@@ -194,6 +194,12 @@ TEST_F(SseTest, SlowClientEventuallyReceivesEveryEventInOrder) {
     ASSERT_EQ(response.status, 201) << response.body;
   }
   absl::SleepFor(absl::Milliseconds(500));  // Let the server hit the full socket.
+  // What the daemon holds for the client that reads nothing is bounded: a
+  // write in flight and at most one batch behind it (--sse-batch: 256
+  // events, each frame about 510 bytes here), not the ~10 MB published.
+  ASSERT_OK_AND_ASSIGN(auto stalled, http_->Get("/metrics"));
+  EXPECT_GT(MetricValue(stalled.body, "keel_sse_unsent_bytes"), 0);
+  EXPECT_LT(MetricValue(stalled.body, "keel_sse_unsent_bytes"), 2 * 256 * 600);
   ASSERT_OK_AND_ASSIGN(auto frames, ReadEvents(*reader, kEvents));
   std::vector<uint64_t> sequences = SequencesOf(frames);
   ASSERT_EQ(sequences.size(), static_cast<size_t>(kEvents));
@@ -206,6 +212,14 @@ TEST_F(SseTest, SlowClientEventuallyReceivesEveryEventInOrder) {
   EXPECT_THAT(metrics.body, HasSubstr("\nkeel_sse_delivered_events_total 20000\n"));
   EXPECT_GT(MetricValue(metrics.body, "keel_sse_catch_up_reads_total"), 0)
       << "no catch-up counted for a client 20k events behind a 256-event queue";
+  // Once the client has read everything, the daemon holds nothing for it.
+  double unsent = -1;
+  for (int i = 0; i < 200 && unsent != 0; ++i) {
+    ASSERT_OK_AND_ASSIGN(auto now, http_->Get("/metrics"));
+    unsent = MetricValue(now.body, "keel_sse_unsent_bytes");
+    if (unsent != 0) absl::SleepFor(absl::Milliseconds(10));
+  }
+  EXPECT_EQ(unsent, 0);
 }
 
 // Reads `count` live events one at a time, pausing now and then, so that

@@ -51,6 +51,14 @@ class EpochTest : public ::testing::Test {
     store_->Reopen();
   }
 
+  // Publishes events 1..3 to `stream` under sync=none, then the machine
+  // stops: `lost` is the cursor of event 2, which the crash took.
+  void PublishAndLose(absl::string_view stream, Cursor* lost) {
+    ASSERT_OK_AND_ASSIGN(auto bus, Open(SyncMode::kNone));
+    *lost = Publish(*bus, stream, 1, 3)[1].cursor;
+    Crash(std::move(bus));
+  }
+
   // Receipts of events with payloads `from`..`to` published to `stream`.
   static std::vector<Receipt> Publish(EventBus& bus, absl::string_view stream, int from, int to) {
     std::vector<Receipt> receipts;
@@ -180,11 +188,7 @@ TEST_F(EpochTest, BoundsOutliveCleanRestartsAndFurtherCrashes) {
 // them, and a cursor of a lost event below that would resolve again.
 TEST_F(EpochTest, TheWriteThatStartsAStreamsEpochSurvivesACrash) {
   Cursor lost;
-  {
-    ASSERT_OK_AND_ASSIGN(auto bus, Open(SyncMode::kNone));
-    lost = Publish(*bus, "t", 1, 3)[1].cursor;
-    Crash(std::move(bus));
-  }
+  ASSERT_NO_FATAL_FAILURE(PublishAndLose("t", &lost));
   {
     ASSERT_OK_AND_ASSIGN(auto bus, Open(SyncMode::kNone));
     Publish(*bus, "t", 101, 101);  // The stream's start in this epoch: synced.
@@ -202,11 +206,7 @@ TEST_F(EpochTest, TheWriteThatStartsAStreamsEpochSurvivesACrash) {
 // A write that fails records no start: the next publish stages it again.
 TEST_F(EpochTest, AFailedWriteLeavesTheStartToTheNextPublish) {
   Cursor lost;
-  {
-    ASSERT_OK_AND_ASSIGN(auto bus, Open(SyncMode::kNone));
-    lost = Publish(*bus, "s", 1, 3)[1].cursor;
-    Crash(std::move(bus));
-  }
+  ASSERT_NO_FATAL_FAILURE(PublishAndLose("s", &lost));
   {
     ASSERT_OK_AND_ASSIGN(auto bus, Open(SyncMode::kNone));
     store_->FailNthWrite(1, absl::UnavailableError("disk full"));

@@ -35,13 +35,15 @@ std::vector<EarlierEpoch> EpochHistory::CursorBounds(absl::string_view stream) c
   ReaderMutexLock lock(&mu_);
   auto it = starts_.find(stream);
   if (it == starts_.end()) return bounds;
-  // A start in epoch k bounds the cursors of every epoch before k.
+  // A start in epoch k bounds the cursors of every epoch before k; every
+  // start, and the floor of forgotten epochs, bounds the entry of epoch 0.
   for (const EpochStart& start : it->second) {
+    bounds.back().valid_below = std::min(bounds.back().valid_below, start.first);
+    if (start.epoch == kForgottenEpochs) continue;
     const size_t index = IndexOf(start.epoch);
     for (size_t i = 0; i < index && i < earlier_.size(); ++i) {
       bounds[i].valid_below = std::min(bounds[i].valid_below, start.first);
     }
-    bounds.back().valid_below = std::min(bounds.back().valid_below, start.first);
   }
   return bounds;
 }

@@ -62,6 +62,10 @@ struct EpochStart {
   friend bool operator==(const EpochStart&, const EpochStart&) = default;
 };
 
+// The epoch of a stream's floor: the smallest start of the epochs the store
+// forgot (recovery.h, kMaxEarlierEpochs). No epoch is 0.
+inline constexpr uint64_t kForgottenEpochs = 0;
+
 // Present while a process has the store open: written (synced) at open,
 // deleted by Close()'s last write. Found at open, it says the last process
 // did not close the store (rfcs/0003-durable-layout.md, "Unclean shutdown").

@@ -57,7 +57,8 @@ absl::StatusOr<StoreMeta> LoadOrCreateMeta(StateStore& store) {
   return created;
 }
 
-// Every epoch start, each checked to name an epoch of the store.
+// Every epoch start, each checked to name an epoch of the store (or 0, the
+// floor of the forgotten ones).
 absl::StatusOr<EpochStarts> LoadEpochStarts(StateStore& store, const StoreMeta& meta) {
   EpochStarts starts;
   std::unique_ptr<StoreIterator> it = store.NewIterator(EpochStartRange());
@@ -66,7 +67,7 @@ absl::StatusOr<EpochStarts> LoadEpochStarts(StateStore& store, const StoreMeta& 
     const auto [stream, epoch] = stream_epoch;
     absl::StatusOr<uint64_t> first = DecodeEpochStart(it->value());
     if (!first.ok()) return NameKey(first.status(), it->key());
-    if (epoch != meta.epoch &&
+    if (epoch != kForgottenEpochs && epoch != meta.epoch &&
         absl::c_find(meta.earlier_epochs, epoch) == meta.earlier_epochs.end()) {
       return absl::DataLossError(absl::StrCat("key ", PrintableKey(it->key()),
                                               ": epoch start of an epoch the store never had"));
@@ -180,29 +181,42 @@ absl::StatusOr<RecoveredState> Recover(StateStore& store) {
   return state;
 }
 
+// Folds a stream's start in `forgotten` into its floor (the start of epoch
+// kForgottenEpochs, the smallest of every forgotten epoch's): a group record
+// of a forgotten epoch must not read past a sequence any later epoch gave
+// again.
+void ForgetEpoch(absl::string_view stream, std::vector<EpochStart>& starts, uint64_t forgotten,
+                 WriteBatch& batch) {
+  auto start = absl::c_find_if(starts, [&](const EpochStart& s) { return s.epoch == forgotten; });
+  if (start == starts.end()) return;
+  const uint64_t first = start->first;
+  starts.erase(start);
+  batch.Delete(EpochStartKey(stream, forgotten));
+  auto floor =
+      absl::c_find_if(starts, [](const EpochStart& s) { return s.epoch == kForgottenEpochs; });
+  if (floor == starts.end())
+    floor = starts.insert(starts.end(), EpochStart{kForgottenEpochs, first});
+  floor->first = std::min(floor->first, first);
+  batch.Put(EpochStartKey(stream, kForgottenEpochs), EncodeEpochStart(floor->first));
+}
+
 absl::Status AdvanceEpoch(StateStore& store, RecoveredState& state) {
   StoreMeta advanced = state.meta;
   advanced.earlier_epochs.push_back(state.meta.epoch);
   advanced.epoch = NewEpoch(state.meta);
   WriteBatch batch;
-  std::optional<uint64_t> forgotten;
+  EpochStarts starts = state.epoch_starts;
   if (advanced.earlier_epochs.size() > kMaxEarlierEpochs) {
-    forgotten = advanced.earlier_epochs.front();
+    const uint64_t forgotten = advanced.earlier_epochs.front();
     advanced.earlier_epochs.erase(advanced.earlier_epochs.begin());
-    for (auto& [stream, starts] : state.epoch_starts) {
-      if (absl::c_any_of(starts, [&](const EpochStart& s) { return s.epoch == *forgotten; })) {
-        batch.Delete(EpochStartKey(stream, *forgotten));
-      }
+    for (auto& [stream, stream_starts] : starts) {
+      ForgetEpoch(stream, stream_starts, forgotten, batch);
     }
   }
   batch.Put(MetaKey(), EncodeMeta(advanced));
   KEEL_RETURN_IF_ERROR(store.Write(batch, WriteOptions{.sync = true}));
   state.meta = std::move(advanced);
-  if (forgotten) {
-    for (auto& [stream, starts] : state.epoch_starts) {
-      std::erase_if(starts, [&](const EpochStart& s) { return s.epoch == *forgotten; });
-    }
-  }
+  state.epoch_starts = std::move(starts);
   return absl::OkStatus();
 }
 

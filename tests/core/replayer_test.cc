@@ -71,6 +71,19 @@ TEST(EarlierEpochTest, AnUntilCursorIsCheckedTheSameWay) {
   EXPECT_THAT(ResolveUntil(request, Info(), kEpoch), HasErrorKind(ErrorKind::kCursorMismatch));
 }
 
+// The entry of epoch 0 stands for forgotten epochs (group records); no
+// cursor carries epoch 0, and a hand-made one is refused.
+TEST(EarlierEpochTest, ACursorOfEpochZeroIsRefused) {
+  StreamInfo info = Info();
+  info.earlier_epochs.push_back(EarlierEpoch{0, 9});
+  EXPECT_THAT(CheckCursorFor(Cursor::For("s", 0, 3), info, kEpoch),
+              HasErrorKind(ErrorKind::kCursorMismatch));
+  ReplayRequest request;
+  request.stream = "s";
+  request.until = Cursor::For("s", 0, 3);
+  EXPECT_THAT(ResolveUntil(request, info, kEpoch), HasErrorKind(ErrorKind::kCursorMismatch));
+}
+
 TEST(EarlierEpochTest, UnknownEpochsAndOtherStreamsStayMismatches) {
   EXPECT_THAT(CheckCursorFor(Cursor::For("s", 44, 1), Info(), kEpoch),
               HasErrorKind(ErrorKind::kCursorMismatch));

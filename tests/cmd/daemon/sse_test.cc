@@ -1,10 +1,10 @@
 // SSE delivery guarantees over loopback: Last-Event-ID resume while
 // publishers keep going, slow clients, and FollowStream across a restart.
-#include <atomic>
-#include <thread>
-
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
+
+#include <atomic>
+#include <thread>
 
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
@@ -187,8 +187,8 @@ TEST_F(SseTest, SlowClientEventuallyReceivesEveryEventInOrder) {
   for (int batch = 0; batch < kEvents / kBatch; ++batch) {
     json::array events;
     for (int i = 0; i < kBatch; ++i) {
-      events.push_back(json::object{{"type", "bulk"},
-                                    {"data", json::object{{"n", batch * kBatch + i}, {"pad", padding}}}});
+      events.push_back(json::object{
+          {"type", "bulk"}, {"data", json::object{{"n", batch * kBatch + i}, {"pad", padding}}}});
     }
     ASSERT_OK_AND_ASSIGN(auto response, PostEvents(*http_, "slow", json::serialize(events)));
     ASSERT_EQ(response.status, 201) << response.body;
@@ -219,6 +219,36 @@ TEST_F(SseTest, SlowClientEventuallyReceivesEveryEventInOrder) {
     unsent = MetricValue(now.body, "keel_sse_unsent_bytes");
     if (unsent != 0) absl::SleepFor(absl::Milliseconds(10));
   }
+  EXPECT_EQ(unsent, 0);
+}
+
+// A client that goes away while the daemon holds frames for it (a write in
+// flight to a full socket) takes them with it: keel_sse_unsent_bytes
+// returns to 0.
+TEST_F(SseTest, AClientThatLeavesMidWriteLeavesNothingHeld) {
+  client::SseOptions options;
+  options.stream = "gone";
+  ASSERT_OK_AND_ASSIGN(auto reader, daemon_.OpenSse(options));
+  json::array events;
+  for (int i = 0; i < 1000; ++i) {
+    events.push_back(json::object{{"type", "bulk"}, {"data", std::string(1000, 'p')}});
+  }
+  for (int batch = 0; batch < 20; ++batch) {  // ~24 MB: more than socket buffers hold.
+    ASSERT_OK_AND_ASSIGN(auto response, PostEvents(*http_, "gone", json::serialize(events)));
+    ASSERT_EQ(response.status, 201) << response.body;
+  }
+  absl::SleepFor(absl::Milliseconds(300));  // Let the server hit the full socket.
+  ASSERT_OK_AND_ASSIGN(auto stalled, http_->Get("/metrics"));
+  ASSERT_GT(MetricValue(stalled.body, "keel_sse_unsent_bytes"), 0);
+  reader.reset();
+  double unsent = -1, open = -1;
+  for (int i = 0; i < 300 && (unsent != 0 || open != 0); ++i) {
+    ASSERT_OK_AND_ASSIGN(auto now, http_->Get("/metrics"));
+    unsent = MetricValue(now.body, "keel_sse_unsent_bytes");
+    open = MetricValue(now.body, "keel_sse_connections");
+    if (unsent != 0 || open != 0) absl::SleepFor(absl::Milliseconds(10));
+  }
+  EXPECT_EQ(open, 0);
   EXPECT_EQ(unsent, 0);
 }
 
@@ -280,7 +310,9 @@ TEST_F(SseTest, FollowStreamResumesAcrossADaemonRestart) {
     options.after = "earliest";
     options.max_retries = 50;
     options.max_backoff = absl::Milliseconds(500);
-    options.on_reconnect = [&](const absl::Status&, absl::Duration, int) { reconnects.fetch_add(1); };
+    options.on_reconnect = [&](const absl::Status&, absl::Duration, int) {
+      reconnects.fetch_add(1);
+    };
     result = client::FollowStream("127.0.0.1", daemon_.port(), options,
                                   [&](const client::SseFrame& frame) {
                                     if (!following.HasBeenNotified()) following.Notify();
@@ -289,7 +321,8 @@ TEST_F(SseTest, FollowStreamResumesAcrossADaemonRestart) {
                                     return received.fetch_add(1) + 1 < 100;
                                   });
   });
-  for (int i = 0; i < 50; ++i) ASSERT_OK(Publish(*http_, "follow", "before", absl::StrCat(i)).status());
+  for (int i = 0; i < 50; ++i)
+    ASSERT_OK(Publish(*http_, "follow", "before", absl::StrCat(i)).status());
   ASSERT_TRUE(following.WaitForNotificationWithTimeout(kWait));
   const absl::Time deadline = absl::Now() + kWait;
   while (received.load() < 50 && absl::Now() < deadline) absl::SleepFor(absl::Milliseconds(5));
@@ -298,7 +331,8 @@ TEST_F(SseTest, FollowStreamResumesAcrossADaemonRestart) {
   http_.reset();
   ASSERT_OK(daemon_.Restart());  // Same data directory and port.
   http_ = daemon_.NewClient();
-  for (int i = 0; i < 50; ++i) ASSERT_OK(Publish(*http_, "follow", "after", absl::StrCat(i)).status());
+  for (int i = 0; i < 50; ++i)
+    ASSERT_OK(Publish(*http_, "follow", "after", absl::StrCat(i)).status());
   follower.join();
   EXPECT_OK(result);
   EXPECT_EQ(sequences, Range(1, 100));
@@ -379,8 +413,8 @@ TEST(FollowStreamTest, GivesUpAfterBoundedRetriesWhenNobodyListens) {
   EXPECT_EQ(status.code(), absl::StatusCode::kUnavailable) << status;
   EXPECT_THAT(std::string(status.message()), HasSubstr("gave up after 3"));
   // Exponential backoff from the retry advice.
-  EXPECT_THAT(waits, ElementsAreArray({absl::Milliseconds(10), absl::Milliseconds(20),
-                                       absl::Milliseconds(40)}));
+  EXPECT_THAT(waits, ElementsAreArray(
+                         {absl::Milliseconds(10), absl::Milliseconds(20), absl::Milliseconds(40)}));
 }
 
 // A subscription that hands out `budget` events and then fails, as a store

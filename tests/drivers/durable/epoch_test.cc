@@ -7,6 +7,7 @@
 
 #include "core/errors.h"
 #include "core/group_record.h"
+#include "drivers/durable/epoch_history.h"
 #include "drivers/durable/key_layout.h"
 #include "drivers/durable/recovery.h"
 #include "statestore/fault_injecting_store.h"
@@ -242,6 +243,12 @@ void EpochTest::ExpectAGroupReadsTheEventsThatTookLostSequences(GroupRecord surv
   ASSERT_OK_AND_ASSIGN(auto bus, Open(SyncMode::kNone));
   const ConsumeRequest request{"s", "g", 10, absl::Seconds(30), ConsumeRequest::Start::kEarliest};
   // Before new events: nothing to read (not an error, not a wait).
+  if (survived.HasLease()) {
+    // Its holder cannot commit the lost events it was given: the lease ended.
+    EXPECT_THAT(bus->groups()->Commit("s", "g", Cursor::For("s", survived.epoch, survived.lease_to),
+                                      survived.lease_token),
+                HasErrorKind(ErrorKind::kConflict));
+  }
   ASSERT_OK_AND_ASSIGN(ConsumePage before, bus->groups()->Consume(request));
   EXPECT_FALSE(before.busy_until.has_value()) << "a lease over lost events ended";
   EXPECT_TRUE(before.events.empty());
@@ -332,6 +339,57 @@ TEST_F(EpochTest, OnlyTheLastEpochsAreKept) {
   }
   ASSERT_OK_AND_ASSIGN(std::vector<std::string> kept, PayloadsAfter(*bus, cursors[2]));
   EXPECT_EQ(kept.size(), durable::kMaxEarlierEpochs - 1);
+}
+
+// A group idle through so many crashes that its epoch and the next were
+// forgotten still reads every event that took a sequence it had read: the
+// forgotten epochs' starts live on in the stream's floor.
+TEST_F(EpochTest, AGroupIdleThroughForgottenEpochsSkipsNothing) {
+  GroupRecord survived;
+  {
+    ASSERT_OK_AND_ASSIGN(auto bus, Open(SyncMode::kAlways));
+    survived.epoch = Publish(*bus, "s", 1, 10).back().cursor.epoch;
+    CloseCleanly(std::move(bus));
+  }
+  {
+    ASSERT_OK_AND_ASSIGN(auto bus, Open(SyncMode::kNone));
+    Publish(*bus, "s", 11, 15);
+    Crash(std::move(bus));
+  }
+  survived.committed = 15;  // Read through 15 before the crash took 11..15.
+  WriteBatch batch;
+  batch.Put(absl::StrCat("X", GroupKey("s", "g")), survived.Encode());
+  ASSERT_OK(store_->Write(batch, WriteOptions{.sync = true}));
+  {
+    ASSERT_OK_AND_ASSIGN(auto bus, Open(SyncMode::kNone));
+    ASSERT_OK(bus->PublishBatch("s", std::vector<Event>(30, NewEvent("s", 1))).status());  // 11..40
+    Kill(std::move(bus));
+  }
+  for (size_t i = 0; i <= durable::kMaxEarlierEpochs; ++i) {
+    ASSERT_OK_AND_ASSIGN(auto bus, Open(SyncMode::kNone));
+    Publish(*bus, "s", 1, 1);
+    Kill(std::move(bus));
+  }
+  ASSERT_OK_AND_ASSIGN(auto bus, Open(SyncMode::kNone));
+  const ConsumeRequest request{"s", "g", 5, absl::Seconds(30), ConsumeRequest::Start::kEarliest};
+  ASSERT_OK_AND_ASSIGN(ConsumePage page, bus->groups()->Consume(request));
+  EXPECT_THAT(Sequences(page.events), ElementsAre(11, 12, 13, 14, 15));
+}
+
+TEST(EpochHistoryTest, EachEarlierEpochIsBoundedByTheFirstStartAfterIt) {
+  // Epochs A, B, C before the current D; stream "s" started at 20 in B, 30
+  // in C and 40 in D, and the epochs forgotten before A at 5.
+  constexpr uint64_t kA = 1, kB = 2, kC = 3, kD = 4;
+  durable::EpochStarts starts;
+  starts["s"] = {{kD, 40}, {kB, 20}, {durable::kForgottenEpochs, 5}, {kC, 30}};
+  const durable::EpochHistory history(kD, {kA, kB, kC}, starts);
+  EXPECT_THAT(history.CursorBounds("s"), ElementsAre(EarlierEpoch{kA, 20}, EarlierEpoch{kB, 30},
+                                                     EarlierEpoch{kC, 40}, EarlierEpoch{0, 5}));
+  EXPECT_THAT(history.CursorBounds("t"),
+              ElementsAre(EarlierEpoch{kA}, EarlierEpoch{kB}, EarlierEpoch{kC}, EarlierEpoch{0}));
+  EXPECT_FALSE(history.NeedsStart("s"));
+  EXPECT_TRUE(history.NeedsStart("t"));
+  EXPECT_THAT(durable::EpochHistory(kD, {}, {}).CursorBounds("s"), ::testing::IsEmpty());
 }
 
 TEST_F(EpochTest, ACrashUnderSyncAlwaysKeepsTheEpoch) {

@@ -53,6 +53,22 @@ constexpr size_t kHeadSize = 1 + 8 * 4 + 4;
 
 uint32_t Checksum(absl::string_view bytes) { return Fnv1a32(bytes); }
 
+// <prefix> <stream> 0x00 <number:u64be>: the shape of entry and epoch-start
+// keys.
+std::string StreamNumberKey(char prefix, absl::string_view stream, uint64_t number) {
+  std::string key;
+  key.reserve(stream.size() + 10);
+  key.push_back(prefix);
+  key.append(stream.data(), stream.size());
+  key.push_back('\0');
+  AppendBigEndian64(key, number);
+  return key;
+}
+
+bool IsStreamNumberKey(char prefix, absl::string_view key) {
+  return key.size() >= 10 && key[0] == prefix && key[key.size() - 9] == '\0';
+}
+
 uint32_t EntryChecksum(absl::string_view envelope, StoreFormat format) {
   return format == StoreFormat::kCrc32c ? Crc32c(envelope) : Fnv1a32(envelope);
 }
@@ -109,17 +125,13 @@ KeyRange HeadRange() { return KeyRange::Prefix(std::string(1, kHeadPrefix)); }
 absl::string_view StreamOfHeadKey(absl::string_view key) { return key.substr(1); }
 
 std::string EpochStartKey(absl::string_view stream, uint64_t epoch) {
-  std::string key(1, kEpochStartPrefix);
-  key.append(stream.data(), stream.size());
-  key.push_back('\0');
-  AppendBigEndian64(key, epoch);
-  return key;
+  return StreamNumberKey(kEpochStartPrefix, stream, epoch);
 }
 
 KeyRange EpochStartRange() { return KeyRange::Prefix(std::string(1, kEpochStartPrefix)); }
 
 absl::StatusOr<std::pair<absl::string_view, uint64_t>> ParseEpochStartKey(absl::string_view key) {
-  if (key.size() < 11 || key[0] != kEpochStartPrefix || key[key.size() - 9] != '\0') {
+  if (!IsStreamNumberKey(kEpochStartPrefix, key) || key.size() < 11) {  // A stream name.
     return absl::DataLossError(absl::StrCat("malformed epoch start key ", PrintableKey(key)));
   }
   return std::make_pair(key.substr(1, key.size() - 10),
@@ -131,20 +143,18 @@ KeyRange EntryRange(absl::string_view stream) {
 }
 
 std::string EntryKey(absl::string_view stream, uint64_t sequence) {
-  std::string key;
-  key.reserve(stream.size() + 10);
-  key.push_back(kEntryPrefix);
-  key.append(stream.data(), stream.size());
-  key.push_back('\0');
-  AppendBigEndian64(key, sequence);
-  return key;
+  return StreamNumberKey(kEntryPrefix, stream, sequence);
 }
 
 absl::StatusOr<uint64_t> EntrySequence(absl::string_view key) {
-  if (key.size() < 10 || key[0] != kEntryPrefix || key[key.size() - 9] != '\0') {
+  if (!IsStreamNumberKey(kEntryPrefix, key)) {
     return absl::DataLossError(absl::StrCat("malformed entry key ", PrintableKey(key)));
   }
   return DecodeBigEndian64(key.substr(key.size() - 8));
+}
+
+bool StoreMeta::Had(uint64_t e) const {
+  return e == epoch || absl::c_linear_search(earlier_epochs, e);
 }
 
 std::string EncodeMeta(const StoreMeta& meta) {
@@ -162,8 +172,7 @@ absl::StatusOr<StoreMeta> DecodeMeta(absl::string_view value) {
   meta.format = static_cast<StoreFormat>(value[0]);
   for (size_t at = 9; at + 4 < value.size(); at += 8) {
     const uint64_t earlier = DecodeBigEndian64(value.substr(at));
-    if (earlier == 0 || earlier == meta.epoch ||
-        absl::c_linear_search(meta.earlier_epochs, earlier)) {
+    if (earlier == 0 || meta.Had(earlier)) {
       return absl::DataLossError(absl::StrCat("store meta record repeats epoch ", earlier));
     }
     meta.earlier_epochs.push_back(earlier);

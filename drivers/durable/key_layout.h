@@ -50,6 +50,9 @@ struct StoreMeta {
   // The store's epochs before `epoch`, oldest first. Each ended at an open
   // that found an unsynced crash (rfcs/0003-durable-layout.md, "Epochs").
   std::vector<uint64_t> earlier_epochs;
+
+  // Whether `e` is the store's epoch or one of its earlier ones.
+  bool Had(uint64_t e) const;
   friend bool operator==(const StoreMeta&, const StoreMeta&) = default;
 };
 

@@ -26,10 +26,7 @@ uint64_t NewEpoch(const StoreMeta& taken) {
   absl::BitGen gen;
   for (;;) {
     const uint64_t epoch = absl::Uniform<uint64_t>(absl::IntervalClosed, gen, 1, UINT64_MAX);
-    if (epoch != taken.epoch &&
-        absl::c_find(taken.earlier_epochs, epoch) == taken.earlier_epochs.end()) {
-      return epoch;
-    }
+    if (!taken.Had(epoch)) return epoch;
   }
 }
 
@@ -67,8 +64,7 @@ absl::StatusOr<EpochStarts> LoadEpochStarts(StateStore& store, const StoreMeta& 
     const auto [stream, epoch] = stream_epoch;
     absl::StatusOr<uint64_t> first = DecodeEpochStart(it->value());
     if (!first.ok()) return NameKey(first.status(), it->key());
-    if (epoch != kForgottenEpochs && epoch != meta.epoch &&
-        absl::c_find(meta.earlier_epochs, epoch) == meta.earlier_epochs.end()) {
+    if (epoch != kForgottenEpochs && !meta.Had(epoch)) {
       return absl::DataLossError(absl::StrCat("key ", PrintableKey(it->key()),
                                               ": epoch start of an epoch the store never had"));
     }

@@ -3,7 +3,6 @@
 #include <algorithm>
 #include <tuple>
 
-#include "absl/algorithm/container.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_replace.h"
 #include "core/errors.h"
@@ -51,15 +50,10 @@ GroupRecord InCurrentEpoch(GroupRecord record, const StreamInfo& info, uint64_t 
   if (record.epoch == epoch) return record;
   // Not listed (written before epochs, or in an epoch the store forgot):
   // older than every listed one, which entry 0 stands for.
-  auto bound = absl::c_find_if(info.earlier_epochs, [&](const EarlierEpoch& earlier) {
-    return earlier.epoch == record.epoch;
-  });
-  if (bound == info.earlier_epochs.end()) {
-    bound = absl::c_find_if(info.earlier_epochs,
-                            [](const EarlierEpoch& earlier) { return earlier.epoch == 0; });
-  }
+  const EarlierEpoch* bound = EarlierEpochOf(info, record.epoch);
+  if (bound == nullptr) bound = EarlierEpochOf(info, 0);
   uint64_t lost_from = info.last_sequence + 1;
-  if (bound != info.earlier_epochs.end()) lost_from = std::min(lost_from, bound->valid_below);
+  if (bound != nullptr) lost_from = std::min(lost_from, bound->valid_below);
   record.committed = std::min(record.committed, lost_from - 1);
   if (record.HasLease() && record.lease_to >= lost_from) record.EndLease();
   record.epoch = epoch;

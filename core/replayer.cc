@@ -1,5 +1,6 @@
 #include "core/replayer.h"
 
+#include "absl/algorithm/container.h"
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "core/errors.h"
@@ -13,24 +14,27 @@ bool EventFilter::Matches(const Event& event) const {
   return type_prefix.empty() || absl::StartsWith(event.type, type_prefix);
 }
 
+const EarlierEpoch* EarlierEpochOf(const StreamInfo& info, uint64_t epoch) {
+  auto it = absl::c_find_if(
+      info.earlier_epochs, [epoch](const EarlierEpoch& earlier) { return earlier.epoch == epoch; });
+  return it == info.earlier_epochs.end() ? nullptr : &*it;
+}
+
 absl::Status CheckCursorFor(const Cursor& cursor, const StreamInfo& info, uint64_t epoch) {
-  if (cursor.epoch != epoch) {
-    for (const EarlierEpoch& earlier : info.earlier_epochs) {
-      // Entry 0 stands for forgotten epochs; no cursor carries epoch 0.
-      if (earlier.epoch != cursor.epoch || earlier.epoch == 0) continue;
-      KEEL_RETURN_IF_ERROR(cursor.CheckBelongsTo(info.stream, earlier.epoch));
-      if (cursor.sequence < earlier.valid_below) return absl::OkStatus();
-      const uint64_t kept = earlier.valid_below - 1;
-      return CursorMismatch(absl::StrCat(
-          "cursor at sequence ", cursor.sequence, " of stream '", info.stream,
-          "' names an event that an unsynced crash lost (store epoch ", cursor.epoch,
-          "); its sequence was given again to another event. ",
-          kept == 0 ? "None of the stream's events before it were kept: resume from earliest"
-                    : absl::StrCat("The events up to sequence ", kept, " were kept: resume after ",
-                                   Cursor::For(info.stream, epoch, kept).Encode())));
-    }
-  }
-  return cursor.CheckBelongsTo(info.stream, epoch);
+  // Entry 0 stands for forgotten epochs; no cursor carries epoch 0.
+  const EarlierEpoch* earlier =
+      cursor.epoch == epoch || cursor.epoch == 0 ? nullptr : EarlierEpochOf(info, cursor.epoch);
+  if (earlier == nullptr) return cursor.CheckBelongsTo(info.stream, epoch);
+  KEEL_RETURN_IF_ERROR(cursor.CheckBelongsTo(info.stream, earlier->epoch));
+  if (cursor.sequence < earlier->valid_below) return absl::OkStatus();
+  const uint64_t kept = earlier->valid_below - 1;
+  return CursorMismatch(absl::StrCat(
+      "cursor at sequence ", cursor.sequence, " of stream '", info.stream,
+      "' names an event that an unsynced crash lost (store epoch ", cursor.epoch,
+      "); its sequence was given again to another event. ",
+      kept == 0 ? "None of the stream's events before it were kept: resume from earliest"
+                : absl::StrCat("The events up to sequence ", kept, " were kept: resume after ",
+                               Cursor::For(info.stream, epoch, kept).Encode())));
 }
 
 absl::StatusOr<uint64_t> ResolvePosition(const Position& position, const StreamInfo& info,

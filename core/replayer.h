@@ -95,6 +95,9 @@ class Replayer {
   virtual uint64_t epoch() const = 0;
 };
 
+// The entry of `info.earlier_epochs` for `epoch`, or nullptr.
+const EarlierEpoch* EarlierEpochOf(const StreamInfo& info, uint64_t epoch);
+
 // Checks that `cursor` names an event of `info.stream` in a store of epoch
 // `epoch`: OK for the stream's cursors of `epoch`, and for those of an
 // earlier epoch below its `valid_below`; kCursorMismatch otherwise (another

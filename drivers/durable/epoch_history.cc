@@ -41,7 +41,7 @@ std::vector<EarlierEpoch> EpochHistory::CursorBounds(absl::string_view stream) c
     bounds.back().valid_below = std::min(bounds.back().valid_below, start.first);
     if (start.epoch == kForgottenEpochs) continue;
     const size_t index = IndexOf(start.epoch);
-    for (size_t i = 0; i < index && i < earlier_.size(); ++i) {
+    for (size_t i = 0; i < index; ++i) {  // IndexOf is at most earlier_.size().
       bounds[i].valid_below = std::min(bounds[i].valid_below, start.first);
     }
   }

@@ -196,45 +196,34 @@ void ForgetEpoch(absl::string_view stream, std::vector<EpochStart>& starts, uint
   batch.Put(EpochStartKey(stream, kForgottenEpochs), EncodeEpochStart(floor->first));
 }
 
-absl::Status AdvanceEpoch(StateStore& store, RecoveredState& state) {
-  StoreMeta advanced = state.meta;
-  advanced.earlier_epochs.push_back(state.meta.epoch);
-  advanced.epoch = NewEpoch(state.meta);
-  WriteBatch batch;
-  EpochStarts starts = state.epoch_starts;
-  if (advanced.earlier_epochs.size() > kMaxEarlierEpochs) {
-    const uint64_t forgotten = advanced.earlier_epochs.front();
-    advanced.earlier_epochs.erase(advanced.earlier_epochs.begin());
-    for (auto& [stream, stream_starts] : starts) {
-      ForgetEpoch(stream, stream_starts, forgotten, batch);
-    }
+void StageNewEpoch(RecoveredState& state, WriteBatch& batch) {
+  state.meta.earlier_epochs.push_back(state.meta.epoch);
+  state.meta.epoch = NewEpoch(state.meta);
+  if (state.meta.earlier_epochs.size() > kMaxEarlierEpochs) {
+    const uint64_t forgotten = state.meta.earlier_epochs.front();
+    state.meta.earlier_epochs.erase(state.meta.earlier_epochs.begin());
+    for (auto& [stream, starts] : state.epoch_starts) ForgetEpoch(stream, starts, forgotten, batch);
   }
-  batch.Put(MetaKey(), EncodeMeta(advanced));
-  KEEL_RETURN_IF_ERROR(store.Write(batch, WriteOptions{.sync = true}));
-  state.meta = std::move(advanced);
-  state.epoch_starts = std::move(starts);
-  return absl::OkStatus();
+  batch.Put(MetaKey(), EncodeMeta(state.meta));
 }
 
-absl::StatusOr<std::optional<OpenMarker>> MarkOpen(StateStore& store, bool acks_synced) {
-  std::optional<OpenMarker> previous;
+absl::StatusOr<std::optional<OpenMarker>> ReadOpenMarker(StateStore& store) {
   absl::StatusOr<std::string> found = store.Get(OpenMarkerKey());
-  if (found.ok()) {
-    // A marker that does not decode still says the store was not closed;
-    // what that process acknowledged is unknown, so assume the worst.
-    absl::StatusOr<OpenMarker> decoded = DecodeOpenMarker(*found);
-    previous = decoded.ok() ? *decoded : OpenMarker{.acks_synced = false};
-  } else if (found.status().code() != absl::StatusCode::kNotFound) {
-    return found.status();
-  }
+  if (found.status().code() == absl::StatusCode::kNotFound) return std::nullopt;
+  if (!found.ok()) return found.status();
+  // A marker that does not decode still says the store was not closed;
+  // what that process acknowledged is unknown, so assume the worst.
+  absl::StatusOr<OpenMarker> decoded = DecodeOpenMarker(*found);
+  return decoded.ok() ? *decoded : OpenMarker{.acks_synced = false};
+}
+
+void StageOpenMarker(bool acks_synced, const std::optional<OpenMarker>& previous,
+                     WriteBatch& batch) {
   // Until a clean close, the marker keeps the worst of the processes since
   // the last one: an open after an unsynced crash that itself crashes
   // before its warning was read must not make the next open say less.
   const bool kept_synced = acks_synced && (!previous || previous->acks_synced);
-  WriteBatch batch;
   batch.Put(OpenMarkerKey(), EncodeOpenMarker(OpenMarker{kept_synced}));
-  KEEL_RETURN_IF_ERROR(store.Write(batch, WriteOptions{.sync = true}));
-  return previous;
 }
 
 std::string UncleanOpenMessage(const OpenMarker& previous) {

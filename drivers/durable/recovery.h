@@ -40,20 +40,25 @@ absl::StatusOr<RecoveredState> Recover(StateStore& store);
 // of another store (kCursorMismatch).
 inline constexpr size_t kMaxEarlierEpochs = 64;
 
-// Starts a new epoch (epoch_history.h): after an open that found that the
-// last process crashed while acknowledging unsynced writes, whose lost
-// sequences the next publishes will give again. Writes the meta record with
-// the new epoch and the old one appended to the earlier ones, synced,
-// before anything is served.
-absl::Status AdvanceEpoch(StateStore& store, RecoveredState& state);
+// Starts a new epoch (epoch_history.h) in `state` and stages its records
+// in `batch`: after an open that found that the last process crashed while
+// acknowledging unsynced writes, whose lost sequences the next publishes
+// will give again. The meta record gets the new epoch and the old one
+// appended to the earlier ones (forgetting the oldest past
+// kMaxEarlierEpochs, its starts folded into each stream's floor). The
+// caller writes `batch` synced before anything is served, or fails the open.
+void StageNewEpoch(RecoveredState& state, WriteBatch& batch);
 
-// Marks the store open: writes the OpenMarker of this process (synced, so
-// that a crash from now on is found at the next open), keeping the
-// marker's `acks_synced` false if the last process left it false. Returns
-// the marker the last process left when it did not close the store (one
-// that does not decode reads as `acks_synced` false), nullopt after a clean
-// close or in a new store.
-absl::StatusOr<std::optional<OpenMarker>> MarkOpen(StateStore& store, bool acks_synced);
+// The OpenMarker the last process left when it did not close the store
+// (one that does not decode reads as `acks_synced` false), nullopt after a
+// clean close or in a new store.
+absl::StatusOr<std::optional<OpenMarker>> ReadOpenMarker(StateStore& store);
+
+// Stages this process's OpenMarker, to be written synced at open so that a
+// crash from now on is found at the next open; it keeps `acks_synced`
+// false if `previous` left it false.
+void StageOpenMarker(bool acks_synced, const std::optional<OpenMarker>& previous,
+                     WriteBatch& batch);
 
 // Says that the store was not closed cleanly, and what that may have cost
 // given how the last process acknowledged (`previous`).

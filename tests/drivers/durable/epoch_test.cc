@@ -147,6 +147,19 @@ TEST_F(EpochTest, CursorsOfAKilledProcessStayGood) {
   EXPECT_EQ(page.events.size(), 4u);
 }
 
+// The open marker and the new epoch reach the disk in one synced write;
+// the second is the unclean-shutdown warning's publish, the first of
+// keel.runtime in the new epoch.
+TEST_F(EpochTest, AnOpenAfterAnUnsyncedCrashSyncsTheNewEpochWithItsMarker) {
+  {
+    ASSERT_OK_AND_ASSIGN(auto bus, Open(SyncMode::kNone));
+    Kill(std::move(bus));
+  }
+  const uint64_t before = store_->synced_writes();
+  ASSERT_OK_AND_ASSIGN(auto bus, Open(SyncMode::kNone));
+  EXPECT_EQ(store_->synced_writes() - before, 2u);
+}
+
 TEST_F(EpochTest, BoundsOutliveCleanRestartsAndFurtherCrashes) {
   Cursor first_kept, first_lost;
   {

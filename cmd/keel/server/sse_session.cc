@@ -121,8 +121,7 @@ class SseSession : public std::enable_shared_from_this<SseSession>, public SseMe
     state_->api.metrics().CountDelivered(events);
     if (sent == frames->size()) return;
     writing_ = true;
-    in_flight_ = frames->size() - sent;
-    CountUnsent();
+    SetInFlight(frames->size() - sent);
     net::async_write(socket_, net::buffer(*frames) + sent,
                      [self = shared_from_this(), frames](beast::error_code ec, std::size_t) {
                        self->OnWritten(ec);
@@ -326,6 +325,11 @@ class SseSession : public std::enable_shared_from_this<SseSession>, public SseMe
     counted_unsent_ = unsent;
   }
 
+  void SetInFlight(size_t bytes) {
+    in_flight_ = bytes;
+    CountUnsent();
+  }
+
   void Flush() {
     if (!catching_up_) {
       next_flush_ = Clock::now() + absl::ToChronoNanoseconds(state_->options.sse_flush);
@@ -338,8 +342,7 @@ class SseSession : public std::enable_shared_from_this<SseSession>, public SseMe
   void Write(std::string text) {
     auto bytes = std::make_shared<const std::string>(std::move(text));
     writing_ = true;
-    in_flight_ = bytes->size();
-    CountUnsent();
+    SetInFlight(bytes->size());
     last_write_ = Clock::now();
     net::async_write(socket_, net::buffer(*bytes),
                      [self = shared_from_this(), bytes](beast::error_code ec, std::size_t) {
@@ -349,8 +352,7 @@ class SseSession : public std::enable_shared_from_this<SseSession>, public SseMe
 
   void OnWritten(beast::error_code ec) {
     writing_ = false;
-    in_flight_ = 0;
-    CountUnsent();
+    SetInFlight(0);
     if (ec) return Close();
     if (!pending_.empty()) Flush();
     if (finishing_) {

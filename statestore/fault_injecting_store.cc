@@ -1,8 +1,10 @@
 #include "statestore/fault_injecting_store.h"
 
+#include <atomic>
 #include <map>
 #include <utility>
 
+#include "absl/strings/str_cat.h"
 #include "core/errors.h"
 #include "core/status_macros.h"
 #include "statestore/error_iterator.h"
@@ -13,6 +15,11 @@ namespace {
 using KeySet = std::set<std::string, std::less<>>;
 
 absl::Status ClosedError() { return Closed("fault-injecting store is closed"); }
+
+uint64_t NextInstance() {
+  static std::atomic<uint64_t> instances{0};
+  return ++instances;
+}
 
 std::string CorruptValue(absl::string_view value) {
   std::string garbage = "\xff\xfe";
@@ -48,9 +55,10 @@ class CorruptingIterator final : public StoreIterator {
 }  // namespace
 
 FaultInjectingStore::FaultInjectingStore(std::unique_ptr<StateStore> base)
-    : owned_base_(std::move(base)), base_(owned_base_.get()) {}
+    : owned_base_(std::move(base)), base_(owned_base_.get()), instance_(NextInstance()) {}
 
-FaultInjectingStore::FaultInjectingStore(StateStore* base) : base_(base) {}
+FaultInjectingStore::FaultInjectingStore(StateStore* base)
+    : base_(base), instance_(NextInstance()) {}
 
 absl::StatusOr<std::string> FaultInjectingStore::Get(absl::string_view key) {
   bool corrupt = false;
@@ -133,6 +141,17 @@ absl::Status FaultInjectingStore::Close() {
   return absl::OkStatus();
 }
 
+std::string FaultInjectingStore::UnsyncedWritesLifetime() const {
+  MutexLock lock(&mu_);
+  if (lifetime_unknown_) return "";
+  return absl::StrCat("fault-injecting store ", instance_, ", run ", crashes_);
+}
+
+void FaultInjectingStore::SetLifetimeUnknown() {
+  MutexLock lock(&mu_);
+  lifetime_unknown_ = true;
+}
+
 void FaultInjectingStore::FailNthWrite(int n, absl::Status status) {
   MutexLock lock(&mu_);
   fail_call_ = write_calls_ + static_cast<uint64_t>(n < 1 ? 1 : n);
@@ -182,6 +201,7 @@ absl::Status FaultInjectingStore::SimulateCrash() {
   }
   unsynced_.clear();
   closed_ = false;
+  ++crashes_;
   if (undo.empty()) return absl::OkStatus();
   return base_->Write(undo, WriteOptions{.sync = true});
 }

@@ -56,6 +56,10 @@ class FaultInjectingStore final : public StateStore {
   absl::StatusOr<uint64_t> ApproximateSize(const KeyRange& range) override;
   // Closes the wrapper, not the base (see above).
   absl::Status Close() override;
+  // Names the wrapper's simulated machine run: each SimulateCrash() (the
+  // machine stops) starts a new one, Close() and Reopen() (a killed
+  // process) do not. Empty after SetLifetimeUnknown().
+  std::string UnsyncedWritesLifetime() const override;
 
   // The n-th Write() call from now (n >= 1; 1 = the next one) returns
   // `status` without applying its batch. One shot.
@@ -68,6 +72,10 @@ class FaultInjectingStore final : public StateStore {
   // Reads of `key` return garbage (see above) until ClearCorruptReads().
   void CorruptReadsOf(absl::string_view key);
   void ClearCorruptReads();
+
+  // From now on UnsyncedWritesLifetime() is empty, as of a store that
+  // cannot tell how long its unsynced writes last.
+  void SetLifetimeUnknown();
 
   // Undoes every write not followed by a synced write (as a power loss
   // drops what was not fsynced), then reopens the wrapper. A write with
@@ -99,12 +107,15 @@ class FaultInjectingStore final : public StateStore {
 
   std::unique_ptr<StateStore> owned_base_;
   StateStore* const base_;
+  const uint64_t instance_;  // Tells wrappers apart in their lifetimes.
 
   mutable Mutex mu_;
   bool closed_ ABSL_GUARDED_BY(mu_) = false;
   uint64_t write_calls_ ABSL_GUARDED_BY(mu_) = 0;
   uint64_t writes_ ABSL_GUARDED_BY(mu_) = 0;
   uint64_t synced_writes_ ABSL_GUARDED_BY(mu_) = 0;
+  uint64_t crashes_ ABSL_GUARDED_BY(mu_) = 0;
+  bool lifetime_unknown_ ABSL_GUARDED_BY(mu_) = false;
 
   // FailNthWrite: the value of write_calls_ at which to fail; 0 = none.
   uint64_t fail_call_ ABSL_GUARDED_BY(mu_) = 0;

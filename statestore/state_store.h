@@ -101,6 +101,18 @@ class StateStore {
   virtual absl::StatusOr<uint64_t> ApproximateSize(const KeyRange& range) = 0;
   // Flushes and releases the store; later calls fail with kClosed. Idempotent.
   virtual absl::Status Close() = 0;
+
+  // Names how long this store keeps an unsynced write (WriteOptions::sync
+  // false) once Write returned OK: the write survives the death of the
+  // process that made it, and a later open reads it, for as long as this
+  // returns the same value; only the end of that span (the machine
+  // stopping) can lose it. Empty, the default, when the store cannot tell
+  // or keeps such writes in the process. At most kMaxLifetimeBytes; a
+  // longer one counts as empty. The durable driver compares it across an
+  // unclean shutdown to tell a killed process, which lost nothing, from a
+  // stopped machine (rfcs/0003-durable-layout.md, "Epochs").
+  virtual std::string UnsyncedWritesLifetime() const { return ""; }
+  static constexpr size_t kMaxLifetimeBytes = 255;
 };
 
 class StoreFactory {

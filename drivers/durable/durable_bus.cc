@@ -692,14 +692,18 @@ absl::StatusOr<std::unique_ptr<EventBus>> OpenDurableBus(std::shared_ptr<StateSt
   KEEL_ASSIGN_OR_RETURN(durable::RecoveredState recovered, durable::Recover(*store));
   KEEL_ASSIGN_OR_RETURN(std::optional<durable::OpenMarker> unclean,
                         durable::ReadOpenMarker(*store));
+  const std::string lifetime = store->UnsyncedWritesLifetime();
   // Loudly, and first in the log: whatever fails below, this was said.
-  const std::string unclean_message = unclean ? durable::UncleanOpenMessage(*unclean) : "";
+  const std::string unclean_message =
+      unclean ? durable::UncleanOpenMessage(*unclean, lifetime) : "";
   if (unclean) context.logger->Warn(absl::StrCat("durable: ", unclean_message));
   // The open's one write: this process's marker, and a new epoch when the
   // last process may have lost acknowledged events.
   WriteBatch open;
-  durable::StageOpenMarker(options.sync == SyncMode::kAlways, unclean, open);
-  if (unclean && !unclean->acks_synced) durable::StageNewEpoch(recovered, open);
+  durable::StageOpenMarker(options.sync == SyncMode::kAlways, lifetime, unclean, open);
+  if (unclean && durable::MayHaveLostAcknowledgedWrites(*unclean, lifetime)) {
+    durable::StageNewEpoch(recovered, open);
+  }
   KEEL_RETURN_IF_ERROR(store->Write(open, WriteOptions{.sync = true}));
   KEEL_ASSIGN_OR_RETURN(absl::Time first_key_expiry, durable::FirstExpiry(*store));
   auto bus =

@@ -12,7 +12,9 @@
 //     (earlier epochs oldest first; none in a store that never found an
 //     unsynced crash, which is the record Keel wrote before epochs existed)
 //   epoch start = version:u8(=1) first:u64be check:u32be
-//   open marker = version:u8(=1) acks_synced:u8(0|1) check:u32be
+//   open marker = version:u8(=2) acks_synced:u8(0|1) lifetime_size:u8 lifetime
+//                 check:u32be
+//     (version 1, written before lifetimes, has neither lifetime field)
 //   head  = version:u8(=1) first:u64be next:u64be bytes:u64be
 //           oldest_time_unix_nanos:i64be check:u32be
 //   entry = check:u32be envelope
@@ -40,8 +42,10 @@ namespace {
 
 constexpr char kMetaPrefix = 'M';
 constexpr char kOpenMarkerKey = 'O';
-constexpr uint8_t kOpenMarkerVersion = 1;
-constexpr size_t kOpenMarkerSize = 1 + 1 + 4;
+constexpr uint8_t kOpenMarkerVersion = 2;
+constexpr uint8_t kOpenMarkerVersionWithoutLifetime = 1;
+constexpr size_t kOpenMarkerSize = 1 + 1 + 1 + 4;  // Without the lifetime's bytes.
+constexpr size_t kOpenMarkerSizeWithoutLifetime = 1 + 1 + 4;
 constexpr char kHeadPrefix = 'H';
 constexpr char kEntryPrefix = 'E';
 constexpr uint8_t kHeadVersion = 1;
@@ -196,17 +200,30 @@ absl::StatusOr<uint64_t> DecodeEpochStart(absl::string_view value) {
 }
 
 std::string EncodeOpenMarker(const OpenMarker& marker) {
+  // A lifetime too long for its size byte is written as unknown: the next
+  // open then assumes the worst, as StateStore says of such a lifetime.
+  absl::string_view lifetime = marker.lifetime;
+  if (lifetime.size() > StateStore::kMaxLifetimeBytes) lifetime = "";
   std::string out(1, static_cast<char>(kOpenMarkerVersion));
   out.push_back(marker.acks_synced ? 1 : 0);
+  out.push_back(static_cast<char>(lifetime.size()));
+  out.append(lifetime.data(), lifetime.size());
   Seal(out);
   return out;
 }
 
 absl::StatusOr<OpenMarker> DecodeOpenMarker(absl::string_view value) {
-  absl::Status status = Unseal("open marker", value, kOpenMarkerSize,
-                               [](uint8_t version) { return version == kOpenMarkerVersion; });
-  if (!status.ok()) return status;
-  return OpenMarker{value[1] != 0};
+  // Version 1 has no lifetime; version 2 gives its size in the third byte.
+  const bool version_1 =
+      !value.empty() && static_cast<uint8_t>(value[0]) == kOpenMarkerVersionWithoutLifetime;
+  const size_t lifetime_size = !version_1 && value.size() > 2 ? static_cast<uint8_t>(value[2]) : 0;
+  const size_t size = version_1 ? kOpenMarkerSizeWithoutLifetime : kOpenMarkerSize + lifetime_size;
+  KEEL_RETURN_IF_ERROR(Unseal("open marker", value, size, [](uint8_t version) {
+    return version == kOpenMarkerVersion || version == kOpenMarkerVersionWithoutLifetime;
+  }));
+  OpenMarker marker{.acks_synced = value[1] != 0};
+  if (!version_1) marker.lifetime = std::string(value.substr(3, lifetime_size));
+  return marker;
 }
 
 std::string EncodeHead(const Head& head) {

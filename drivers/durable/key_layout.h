@@ -75,6 +75,9 @@ inline constexpr uint64_t kForgottenEpochs = 0;
 struct OpenMarker {
   // That process acknowledged only synced writes (sync=always).
   bool acks_synced = false;
+  // The store's StateStore::UnsyncedWritesLifetime() when that process
+  // opened it; empty when unknown (and in markers of Keel before it).
+  std::string lifetime;
 };
 
 std::string MetaKey();

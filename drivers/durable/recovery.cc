@@ -217,26 +217,37 @@ absl::StatusOr<std::optional<OpenMarker>> ReadOpenMarker(StateStore& store) {
   return decoded.ok() ? *decoded : OpenMarker{.acks_synced = false};
 }
 
-void StageOpenMarker(bool acks_synced, const std::optional<OpenMarker>& previous,
-                     WriteBatch& batch) {
+void StageOpenMarker(bool acks_synced, absl::string_view lifetime,
+                     const std::optional<OpenMarker>& previous, WriteBatch& batch) {
   // Until a clean close, the marker keeps the worst of the processes since
   // the last one: an open after an unsynced crash that itself crashes
   // before its warning was read must not make the next open say less.
   const bool kept_synced = acks_synced && (!previous || previous->acks_synced);
-  batch.Put(OpenMarkerKey(), EncodeOpenMarker(OpenMarker{kept_synced}));
+  batch.Put(OpenMarkerKey(), EncodeOpenMarker(OpenMarker{.acks_synced = kept_synced,
+                                                         .lifetime = std::string(lifetime)}));
 }
 
-std::string UncleanOpenMessage(const OpenMarker& previous) {
+bool MayHaveLostAcknowledgedWrites(const OpenMarker& previous, absl::string_view lifetime) {
+  return !previous.acks_synced && (previous.lifetime.empty() || previous.lifetime != lifetime);
+}
+
+std::string UncleanOpenMessage(const OpenMarker& previous, absl::string_view lifetime) {
   constexpr absl::string_view kUnclean =
       "the store was not closed cleanly (the process was killed, or the machine stopped); "
       "heads that lag are caught up from the entries";
   if (previous.acks_synced) {
     return absl::StrCat(kUnclean, "; it ran with sync=always, so every acknowledged event is kept");
   }
+  if (!MayHaveLostAcknowledgedWrites(previous, lifetime)) {
+    return absl::StrCat(kUnclean,
+                        "; it ran with sync=interval or none, but the machine has not stopped "
+                        "since (the store's unsynced writes outlive a process), so every "
+                        "acknowledged event is kept");
+  }
   return absl::StrCat(
       kUnclean,
-      "; it ran with sync=interval or none: if the machine stopped (not only the process), "
-      "events acknowledged after its last sync are lost, and their sequences will be handed "
+      "; it ran with sync=interval or none, and the machine may have stopped since: events "
+      "acknowledged after its last sync may be lost, and their sequences will be handed "
       "out again; the store starts a new epoch, so a reader whose cursor names a lost event "
       "gets cursor_mismatch instead of missing the events that take its sequence "
       "(rfcs/0003-durable-layout.md, Epochs)");

@@ -56,13 +56,22 @@ absl::StatusOr<std::optional<OpenMarker>> ReadOpenMarker(StateStore& store);
 
 // Stages this process's OpenMarker, to be written synced at open so that a
 // crash from now on is found at the next open; it keeps `acks_synced`
-// false if `previous` left it false.
-void StageOpenMarker(bool acks_synced, const std::optional<OpenMarker>& previous,
-                     WriteBatch& batch);
+// false if `previous` left it false. `lifetime` is the store's
+// UnsyncedWritesLifetime().
+void StageOpenMarker(bool acks_synced, absl::string_view lifetime,
+                     const std::optional<OpenMarker>& previous, WriteBatch& batch);
+
+// Whether the process that left `previous` may have lost events it
+// acknowledged: it acknowledged unsynced writes, and the store cannot say
+// that they outlived it (its unsynced writes' lifetime, now `lifetime`, is
+// unknown or not the one that process opened it in). Such an open starts a
+// new epoch (StageNewEpoch).
+bool MayHaveLostAcknowledgedWrites(const OpenMarker& previous, absl::string_view lifetime);
 
 // Says that the store was not closed cleanly, and what that may have cost
-// given how the last process acknowledged (`previous`).
-std::string UncleanOpenMessage(const OpenMarker& previous);
+// given how the last process acknowledged (`previous`) and the store's
+// `lifetime` now.
+std::string UncleanOpenMessage(const OpenMarker& previous, absl::string_view lifetime);
 
 // What VerifyTail found after a stream's head.
 struct TailRepair {

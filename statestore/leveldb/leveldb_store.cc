@@ -19,6 +19,7 @@
 #include "leveldb/slice.h"
 #include "leveldb/status.h"
 #include "leveldb/write_batch.h"
+#include "statestore/boot_id.h"
 #include "statestore/error_iterator.h"
 #include "statestore/leveldb/preallocated_log_env.h"
 #include "statestore/leveldb/table_writes_env.h"
@@ -244,7 +245,8 @@ absl::StatusOr<std::unique_ptr<LevelDbStore>> LevelDbStore::Open(const Config& c
   return std::unique_ptr<LevelDbStore>(new LevelDbStore(std::move(handle)));
 }
 
-LevelDbStore::LevelDbStore(std::shared_ptr<Handle> handle) : handle_(std::move(handle)) {}
+LevelDbStore::LevelDbStore(std::shared_ptr<Handle> handle)
+    : boot_id_(KernelBootId()), handle_(std::move(handle)) {}
 
 LevelDbStore::~LevelDbStore() { Close().IgnoreError(); }
 

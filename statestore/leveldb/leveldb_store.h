@@ -64,6 +64,9 @@ class LevelDbStore final : public StateStore {
   // Counts only data already flushed to table files, not the memtable.
   absl::StatusOr<uint64_t> ApproximateSize(const KeyRange& range) override;
   absl::Status Close() override;
+  // The kernel's boot id (boot_id.h): LevelDB hands every write to the
+  // kernel before it returns, synced or not.
+  std::string UnsyncedWritesLifetime() const override { return boot_id_; }
 
   // The database (and the objects it uses); shared with live iterators.
   struct Handle;
@@ -74,6 +77,7 @@ class LevelDbStore final : public StateStore {
   // The open database, or kClosed.
   absl::StatusOr<std::shared_ptr<Handle>> Acquire();
 
+  const std::string boot_id_;
   Mutex mu_;
   std::shared_ptr<Handle> handle_ ABSL_GUARDED_BY(mu_);  // Null once closed.
 };

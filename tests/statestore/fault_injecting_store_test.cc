@@ -216,6 +216,23 @@ TEST_F(FaultInjectingStoreTest, CloseThenCrashOrReopen) {
   EXPECT_EQ(GetOrMissing("b"), "<missing>");
 }
 
+// The durable driver tells a killed process from a stopped machine by the
+// store's lifetime: a crash starts a new one, a close and reopen do not.
+TEST_F(FaultInjectingStoreTest, ACrashStartsANewLifetimeAndACloseDoesNot) {
+  const std::string first = store_.UnsyncedWritesLifetime();
+  EXPECT_NE(first, "");
+  ASSERT_OK(store_.Close());
+  store_.Reopen();
+  EXPECT_EQ(store_.UnsyncedWritesLifetime(), first);
+  ASSERT_OK(store_.SimulateCrash());
+  const std::string second = store_.UnsyncedWritesLifetime();
+  EXPECT_NE(second, first);
+  FaultInjectingStore other(std::make_unique<MemoryStore>());
+  EXPECT_NE(other.UnsyncedWritesLifetime(), second);
+  store_.SetLifetimeUnknown();
+  EXPECT_EQ(store_.UnsyncedWritesLifetime(), "");
+}
+
 TEST(FaultInjectingStoreNonOwningTest, WritesReachTheBase) {
   MemoryStore base;
   {

@@ -59,6 +59,22 @@ TEST_F(LevelDbStoreTest, DataSurvivesCloseAndReopen) {
   EXPECT_THAT(store->Get("doomed"), HasErrorKind(ErrorKind::kNotFound));
 }
 
+// LevelDB hands each write to the kernel before it returns, so unsynced
+// writes last as long as the kernel's page cache: its boot.
+TEST_F(LevelDbStoreTest, UnsyncedWritesLastForTheKernelsBoot) {
+  std::ifstream file("/proc/sys/kernel/random/boot_id");
+  std::string boot_id;
+  ASSERT_TRUE(std::getline(file, boot_id));
+  Config config = ConfigFor("db");
+  {
+    ASSERT_OK_AND_ASSIGN(auto store, OpenStore("leveldb", config));
+    EXPECT_EQ(store->UnsyncedWritesLifetime(), boot_id);
+  }
+  ASSERT_OK_AND_ASSIGN(auto store, OpenStore("leveldb", config));
+  EXPECT_EQ(store->UnsyncedWritesLifetime(), boot_id);
+  EXPECT_EQ(boot_id.size(), 36u) << boot_id;  // A UUID.
+}
+
 TEST_F(LevelDbStoreTest, DestructorClosesTheDatabase) {
   Config config = ConfigFor("db");
   {

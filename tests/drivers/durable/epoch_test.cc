@@ -40,6 +40,7 @@ class EpochTest : public ::testing::Test {
   }
 
   // The process is killed: nothing written is lost, but it does not close.
+  // The store's lifetime (StateStore::UnsyncedWritesLifetime) goes on.
   void Kill(std::unique_ptr<EventBus> bus) {
     ASSERT_OK(store_->Close());
     bus.reset();
@@ -125,7 +126,38 @@ TEST_F(EpochTest, ACursorOfALostEventIsRefusedOnceItsSequenceIsGivenAgain) {
   EXPECT_EQ(events[3]->payload, "108");
 }
 
-TEST_F(EpochTest, CursorsOfAKilledProcessStayGood) {
+// A killed process lost nothing when its unsynced writes outlive it (the
+// page cache does, until the machine stops): the store keeps its epoch,
+// and says so.
+TEST_F(EpochTest, AKilledProcessKeepsTheEpochWhenItsWritesOutliveIt) {
+  std::vector<Receipt> before;
+  {
+    ASSERT_OK_AND_ASSIGN(auto bus, Open(SyncMode::kNone));
+    before = Publish(*bus, "s", 1, 3);
+    Kill(std::move(bus));
+  }
+  DriverContext context;
+  auto logger = std::make_shared<CapturingLogger>();
+  context.logger = logger;
+  ASSERT_OK_AND_ASSIGN(auto bus, OpenDurableBus(store_, Options(SyncMode::kNone), context));
+  EXPECT_EQ(bus->replayer()->epoch(), before[0].cursor.epoch);
+  ASSERT_OK_AND_ASSIGN(StreamInfo info, bus->replayer()->Bounds("s"));
+  EXPECT_THAT(info.earlier_epochs, ::testing::IsEmpty());
+  std::vector<std::string> warnings;
+  for (const CapturingLogger::Line& line : logger->lines()) warnings.push_back(line.message);
+  EXPECT_THAT(warnings, ::testing::Contains(HasSubstr(
+                            "the machine has not stopped since (the store's unsynced writes "
+                            "outlive a process), so every acknowledged event is kept")));
+  Publish(*bus, "s", 4, 4);
+  EXPECT_THAT(PayloadsAfter(*bus, before[1].cursor).value_or(std::vector<std::string>{"(error)"}),
+              ElementsAre("3", "4"));
+}
+
+// A store that cannot tell how long its unsynced writes last cannot tell a
+// killed process from a stopped machine either: it starts a new epoch, and
+// every cursor of what the process wrote stays good.
+TEST_F(EpochTest, CursorsOfAKilledProcessStayGoodInANewEpoch) {
+  store_->SetLifetimeUnknown();
   std::vector<Receipt> before;
   {
     ASSERT_OK_AND_ASSIGN(auto bus, Open(SyncMode::kNone));
@@ -153,7 +185,7 @@ TEST_F(EpochTest, CursorsOfAKilledProcessStayGood) {
 TEST_F(EpochTest, AnOpenAfterAnUnsyncedCrashSyncsTheNewEpochWithItsMarker) {
   {
     ASSERT_OK_AND_ASSIGN(auto bus, Open(SyncMode::kNone));
-    Kill(std::move(bus));
+    Crash(std::move(bus));
   }
   const uint64_t before = store_->synced_writes();
   ASSERT_OK_AND_ASSIGN(auto bus, Open(SyncMode::kNone));
@@ -311,6 +343,7 @@ TEST_F(EpochTest, ALeaseOverLostEventsEnds) {
 // A lease granted before a restart that started a new epoch is committed
 // with the cursors it was granted with.
 TEST_F(EpochTest, AGroupCommitTakesACursorOfAnEarlierEpoch) {
+  store_->SetLifetimeUnknown();  // Each kill starts an epoch.
   ConsumePage page;
   {
     ASSERT_OK_AND_ASSIGN(auto bus, Open(SyncMode::kNone));
@@ -331,6 +364,7 @@ TEST_F(EpochTest, AGroupCommitTakesACursorOfAnEarlierEpoch) {
 // kMaxEarlierEpochs the oldest epoch is forgotten with its starts, and its
 // cursors read as of another store.
 TEST_F(EpochTest, OnlyTheLastEpochsAreKept) {
+  store_->SetLifetimeUnknown();  // Each kill starts an epoch.
   std::vector<Cursor> cursors;  // One per epoch, oldest first.
   for (size_t i = 0; i < durable::kMaxEarlierEpochs + 2; ++i) {
     ASSERT_OK_AND_ASSIGN(auto bus, Open(SyncMode::kNone));
@@ -358,6 +392,7 @@ TEST_F(EpochTest, OnlyTheLastEpochsAreKept) {
 // forgotten still reads every event that took a sequence it had read: the
 // forgotten epochs' starts live on in the stream's floor.
 TEST_F(EpochTest, AGroupIdleThroughForgottenEpochsSkipsNothing) {
+  store_->SetLifetimeUnknown();  // Each kill starts an epoch.
   GroupRecord survived;
   {
     ASSERT_OK_AND_ASSIGN(auto bus, Open(SyncMode::kAlways));
@@ -420,7 +455,7 @@ TEST_F(EpochTest, ADamagedEpochStartFailsTheOpenNamingTheKey) {
   uint64_t epoch = 0;
   {
     ASSERT_OK_AND_ASSIGN(auto bus, Open(SyncMode::kNone));
-    Kill(std::move(bus));
+    Crash(std::move(bus));
   }
   {
     ASSERT_OK_AND_ASSIGN(auto bus, Open(SyncMode::kAlways));

@@ -6,6 +6,7 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include "core/fnv.h"
 #include "tests/testing/status_matchers.h"
 
 namespace keel::durable {
@@ -86,6 +87,36 @@ TEST(KeyLayoutTest, EpochStartKeysAndValuesRoundTrip) {
   EXPECT_EQ(first, 42u);
   EXPECT_THAT(DecodeEpochStart(EncodeEpochStart(0)), StatusIs(absl::StatusCode::kDataLoss));
   EXPECT_THAT(DecodeEpochStart("x"), StatusIs(absl::StatusCode::kDataLoss));
+}
+
+TEST(KeyLayoutTest, OpenMarkerKeepsTheStoreLifetimeAndRejectsDamage) {
+  const OpenMarker marker{.acks_synced = true, .lifetime = "0f4c-boot"};
+  const std::string encoded = EncodeOpenMarker(marker);
+  ASSERT_OK_AND_ASSIGN(OpenMarker decoded, DecodeOpenMarker(encoded));
+  EXPECT_TRUE(decoded.acks_synced);
+  EXPECT_EQ(decoded.lifetime, "0f4c-boot");
+  for (size_t i = 0; i < encoded.size(); ++i) {
+    std::string damaged = encoded;
+    damaged[i] ^= 0x01;
+    EXPECT_THAT(DecodeOpenMarker(damaged), StatusIs(absl::StatusCode::kDataLoss)) << "byte " << i;
+  }
+  EXPECT_THAT(DecodeOpenMarker(""), StatusIs(absl::StatusCode::kDataLoss));
+  // Too long to record: written as unknown, which the next open treats as
+  // a machine that may have stopped.
+  ASSERT_OK_AND_ASSIGN(
+      decoded, DecodeOpenMarker(EncodeOpenMarker(
+                   OpenMarker{.lifetime = std::string(StateStore::kMaxLifetimeBytes + 1, 'x')})));
+  EXPECT_EQ(decoded.lifetime, "");
+}
+
+// Keel before lifetimes wrote version 1: version, acks_synced, checksum.
+TEST(KeyLayoutTest, AnOpenMarkerWithoutALifetimeReadsAsUnknown) {
+  std::string version_1 = {1, 0};
+  const uint32_t check = Fnv1a32(version_1);
+  for (int shift : {24, 16, 8, 0}) version_1.push_back(static_cast<char>(check >> shift));
+  ASSERT_OK_AND_ASSIGN(OpenMarker decoded, DecodeOpenMarker(version_1));
+  EXPECT_FALSE(decoded.acks_synced);
+  EXPECT_EQ(decoded.lifetime, "");
 }
 
 TEST(KeyLayoutTest, EntryRoundTripsWithStreamAndSequenceFromTheKey) {

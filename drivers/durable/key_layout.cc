@@ -12,8 +12,8 @@
 //     (earlier epochs oldest first; none in a store that never found an
 //     unsynced crash, which is the record Keel wrote before epochs existed)
 //   epoch start = version:u8(=1) first:u64be check:u32be
-//   open marker = version:u8(=2) acks_synced:u8(0|1) lifetime_size:u8 lifetime
-//                 check:u32be
+//   open marker = version:u8(=2) acks_synced:u8(0|1) lost:u8(0|1) lifetime_size:u8
+//                 lifetime check:u32be
 //     (version 1, written before lifetimes, has neither lifetime field)
 //   head  = version:u8(=1) first:u64be next:u64be bytes:u64be
 //           oldest_time_unix_nanos:i64be check:u32be
@@ -44,7 +44,7 @@ constexpr char kMetaPrefix = 'M';
 constexpr char kOpenMarkerKey = 'O';
 constexpr uint8_t kOpenMarkerVersion = 2;
 constexpr uint8_t kOpenMarkerVersionWithoutLifetime = 1;
-constexpr size_t kOpenMarkerSize = 1 + 1 + 1 + 4;  // Without the lifetime's bytes.
+constexpr size_t kOpenMarkerSize = 1 + 1 + 1 + 1 + 4;  // Without the lifetime's bytes.
 constexpr size_t kOpenMarkerSizeWithoutLifetime = 1 + 1 + 4;
 constexpr char kHeadPrefix = 'H';
 constexpr char kEntryPrefix = 'E';
@@ -206,6 +206,7 @@ std::string EncodeOpenMarker(const OpenMarker& marker) {
   if (lifetime.size() > StateStore::kMaxLifetimeBytes) lifetime = "";
   std::string out(1, static_cast<char>(kOpenMarkerVersion));
   out.push_back(marker.acks_synced ? 1 : 0);
+  out.push_back(marker.lost ? 1 : 0);
   out.push_back(static_cast<char>(lifetime.size()));
   out.append(lifetime.data(), lifetime.size());
   Seal(out);
@@ -213,16 +214,19 @@ std::string EncodeOpenMarker(const OpenMarker& marker) {
 }
 
 absl::StatusOr<OpenMarker> DecodeOpenMarker(absl::string_view value) {
-  // Version 1 has no lifetime; version 2 gives its size in the third byte.
+  // Version 1 has neither `lost` nor a lifetime; version 2 gives the
+  // lifetime's size in its fourth byte.
   const bool version_1 =
       !value.empty() && static_cast<uint8_t>(value[0]) == kOpenMarkerVersionWithoutLifetime;
-  const size_t lifetime_size = !version_1 && value.size() > 2 ? static_cast<uint8_t>(value[2]) : 0;
+  const size_t lifetime_size = !version_1 && value.size() > 3 ? static_cast<uint8_t>(value[3]) : 0;
   const size_t size = version_1 ? kOpenMarkerSizeWithoutLifetime : kOpenMarkerSize + lifetime_size;
   KEEL_RETURN_IF_ERROR(Unseal("open marker", value, size, [](uint8_t version) {
     return version == kOpenMarkerVersion || version == kOpenMarkerVersionWithoutLifetime;
   }));
   OpenMarker marker{.acks_synced = value[1] != 0};
-  if (!version_1) marker.lifetime = std::string(value.substr(3, lifetime_size));
+  if (version_1) return marker;
+  marker.lost = value[2] != 0;
+  marker.lifetime = std::string(value.substr(4, lifetime_size));
   return marker;
 }
 

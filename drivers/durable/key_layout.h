@@ -75,6 +75,10 @@ inline constexpr uint64_t kForgottenEpochs = 0;
 struct OpenMarker {
   // That process acknowledged only synced writes (sync=always).
   bool acks_synced = false;
+  // An open since the last clean close found that acknowledged events may
+  // have been lost (and started a new epoch); kept until a clean close, so
+  // that the warning of an open after a failed or killed one says so too.
+  bool lost = false;
   // The store's StateStore::UnsyncedWritesLifetime() when that process
   // opened it; empty when unknown (and in markers of Keel before it).
   std::string lifetime;

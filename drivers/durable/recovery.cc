@@ -223,8 +223,11 @@ void StageOpenMarker(bool acks_synced, absl::string_view lifetime,
   // the last one: an open after an unsynced crash that itself crashes
   // before its warning was read must not make the next open say less.
   const bool kept_synced = acks_synced && (!previous || previous->acks_synced);
-  batch.Put(OpenMarkerKey(), EncodeOpenMarker(OpenMarker{.acks_synced = kept_synced,
-                                                         .lifetime = std::string(lifetime)}));
+  const bool lost =
+      previous && (previous->lost || MayHaveLostAcknowledgedWrites(*previous, lifetime));
+  batch.Put(OpenMarkerKey(),
+            EncodeOpenMarker(OpenMarker{
+                .acks_synced = kept_synced, .lost = lost, .lifetime = std::string(lifetime)}));
 }
 
 bool MayHaveLostAcknowledgedWrites(const OpenMarker& previous, absl::string_view lifetime) {
@@ -239,6 +242,14 @@ std::string UncleanOpenMessage(const OpenMarker& previous, absl::string_view lif
     return absl::StrCat(kUnclean, "; it ran with sync=always, so every acknowledged event is kept");
   }
   if (!MayHaveLostAcknowledgedWrites(previous, lifetime)) {
+    if (previous.lost) {
+      return absl::StrCat(
+          kUnclean,
+          "; before it, since the last clean close, the machine stopped while events "
+          "acknowledged after a sync could be lost: they may be lost, and the store started a "
+          "new epoch then, so a reader whose cursor names a lost event gets cursor_mismatch "
+          "(rfcs/0003-durable-layout.md, Epochs)");
+    }
     return absl::StrCat(kUnclean,
                         "; it ran with sync=interval or none, but the machine has not stopped "
                         "since (the store's unsynced writes outlive a process), so every "

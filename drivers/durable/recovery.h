@@ -56,7 +56,8 @@ absl::StatusOr<std::optional<OpenMarker>> ReadOpenMarker(StateStore& store);
 
 // Stages this process's OpenMarker, to be written synced at open so that a
 // crash from now on is found at the next open; it keeps `acks_synced`
-// false if `previous` left it false. `lifetime` is the store's
+// false and `lost` true if `previous` left them so, and sets `lost` when
+// `previous` may have lost acknowledged events. `lifetime` is the store's
 // UnsyncedWritesLifetime().
 void StageOpenMarker(bool acks_synced, absl::string_view lifetime,
                      const std::optional<OpenMarker>& previous, WriteBatch& batch);

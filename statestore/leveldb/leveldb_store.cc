@@ -1,6 +1,7 @@
 #include "statestore/leveldb/leveldb_store.h"
 
 #include <algorithm>
+#include <atomic>
 #include <filesystem>
 #include <optional>
 #include <system_error>
@@ -40,6 +41,27 @@ struct LevelDbStore::Handle {
   std::unique_ptr<const leveldb::FilterPolicy> filter_policy;
   std::unique_ptr<leveldb::Cache> block_cache;
   std::unique_ptr<leveldb::DB> db;
+
+  // The first write that failed, which every later write fails with (see
+  // Write). Read without the lock while none has: one load per write.
+  std::atomic<bool> write_failed{false};
+  Mutex failure_mu;
+  absl::Status first_failure ABSL_GUARDED_BY(failure_mu);
+
+  absl::Status FailedWrite() {
+    MutexLock lock(&failure_mu);
+    return absl::Status(first_failure.code(),
+                        absl::StrCat(first_failure.message(),
+                                     " (an earlier write failed; no write is taken until the store "
+                                     "is reopened)"));
+  }
+
+  absl::Status Fail(absl::Status status) {
+    MutexLock lock(&failure_mu);
+    if (first_failure.ok()) first_failure = status;
+    write_failed.store(true, std::memory_order_release);
+    return status;
+  }
 };
 
 namespace {
@@ -269,8 +291,15 @@ absl::StatusOr<std::string> LevelDbStore::Get(absl::string_view key) {
   return value;
 }
 
+// A write that fails is the last this store takes. LevelDB's log writer
+// counts a record's bytes into its position in the log's 32 KiB blocks even
+// when writing them failed, so every later record would be misplaced, and
+// recovery would drop records it had acknowledged (LevelDB itself refuses
+// writes after a failed sync, not after a failed append). After a failed
+// sync of earlier logs the kernel may have dropped their cached pages.
 absl::Status LevelDbStore::Write(const WriteBatch& batch, const WriteOptions& options) {
   KEEL_ASSIGN_OR_RETURN(std::shared_ptr<Handle> handle, Acquire());
+  if (handle->write_failed.load(std::memory_order_acquire)) return handle->FailedWrite();
   // Reused by the thread's next write: built afresh, its buffer grew by
   // doubling on every write, several reallocations and copies for a batch
   // of a few events. One that grew large is let go (destroyed: assigning a
@@ -297,6 +326,7 @@ absl::Status LevelDbStore::Write(const WriteBatch& batch, const WriteOptions& op
     status = FromLevelDb(handle->env->SyncClosedLogs(), handle->path);
   }
   if (updates.ApproximateSize() > kKeptWriteBatchBytes) reused.reset();
+  if (!status.ok()) return handle->Fail(std::move(status));
   return status;
 }
 

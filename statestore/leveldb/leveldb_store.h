@@ -21,6 +21,9 @@
 // IOError -> kUnavailable (also when another process holds the database
 // lock), InvalidArgument -> kInvalidArgument.
 //
+// A write that fails is the last the store takes: later writes fail with
+// its error until the store is reopened (leveldb_store.cc, Write, says why).
+//
 // Only one LevelDbStore (in any process) may have a directory open at a time.
 // Close() releases the database at once unless iterators are still alive: an
 // iterator keeps the database open until it is destroyed, so destroy

@@ -153,6 +153,20 @@ TEST_F(EpochTest, AKilledProcessKeepsTheEpochWhenItsWritesOutliveIt) {
               ElementsAre("3", "4"));
 }
 
+// A marker that does not decode could be of any process: the open assumes
+// the worst, even after a mere kill.
+TEST_F(EpochTest, ADamagedMarkerAfterAKillStartsANewEpoch) {
+  uint64_t epoch = 0;
+  {
+    ASSERT_OK_AND_ASSIGN(auto bus, Open(SyncMode::kNone));
+    epoch = Publish(*bus, "s", 1, 1).back().cursor.epoch;
+    Kill(std::move(bus));
+  }
+  store_->CorruptReadsOf(durable::OpenMarkerKey());
+  ASSERT_OK_AND_ASSIGN(auto bus, Open(SyncMode::kNone));
+  EXPECT_NE(bus->replayer()->epoch(), epoch);
+}
+
 // A store that cannot tell how long its unsynced writes last cannot tell a
 // killed process from a stopped machine either: it starts a new epoch, and
 // every cursor of what the process wrote stays good.

@@ -90,11 +90,18 @@ TEST(KeyLayoutTest, EpochStartKeysAndValuesRoundTrip) {
 }
 
 TEST(KeyLayoutTest, OpenMarkerKeepsTheStoreLifetimeAndRejectsDamage) {
-  const OpenMarker marker{.acks_synced = true, .lifetime = "0f4c-boot"};
+  const OpenMarker marker{.acks_synced = true, .lost = false, .lifetime = "0f4c-boot"};
   const std::string encoded = EncodeOpenMarker(marker);
   ASSERT_OK_AND_ASSIGN(OpenMarker decoded, DecodeOpenMarker(encoded));
   EXPECT_TRUE(decoded.acks_synced);
+  EXPECT_FALSE(decoded.lost);
   EXPECT_EQ(decoded.lifetime, "0f4c-boot");
+  const std::string longest(StateStore::kMaxLifetimeBytes, 'x');
+  ASSERT_OK_AND_ASSIGN(decoded, DecodeOpenMarker(EncodeOpenMarker(OpenMarker{
+                                    .acks_synced = false, .lost = true, .lifetime = longest})));
+  EXPECT_FALSE(decoded.acks_synced);
+  EXPECT_TRUE(decoded.lost);
+  EXPECT_EQ(decoded.lifetime, longest);
   for (size_t i = 0; i < encoded.size(); ++i) {
     std::string damaged = encoded;
     damaged[i] ^= 0x01;
@@ -116,6 +123,7 @@ TEST(KeyLayoutTest, AnOpenMarkerWithoutALifetimeReadsAsUnknown) {
   for (int shift : {24, 16, 8, 0}) version_1.push_back(static_cast<char>(check >> shift));
   ASSERT_OK_AND_ASSIGN(OpenMarker decoded, DecodeOpenMarker(version_1));
   EXPECT_FALSE(decoded.acks_synced);
+  EXPECT_FALSE(decoded.lost);
   EXPECT_EQ(decoded.lifetime, "");
 }
 

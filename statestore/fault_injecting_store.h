@@ -60,6 +60,8 @@ class FaultInjectingStore final : public StateStore {
   // machine stops) starts a new one, Close() and Reopen() (a killed
   // process) do not. Empty after SetLifetimeUnknown().
   std::string UnsyncedWritesLifetime() const override;
+  // The base's: the faults injected here are one-shot or cleared by hand.
+  absl::Status WriteStatus() override { return base_->WriteStatus(); }
 
   // The n-th Write() call from now (n >= 1; 1 = the next one) returns
   // `status` without applying its batch. One shot.

@@ -113,6 +113,11 @@ class StateStore {
   // stopped machine (rfcs/0003-durable-layout.md, "Epochs").
   virtual std::string UnsyncedWritesLifetime() const { return ""; }
   static constexpr size_t kMaxLifetimeBytes = 255;
+
+  // OK while the store takes writes; else the error every Write now fails
+  // with, for as long as the store is open (LevelDB: after a write that
+  // failed, leveldb_store.h). A write may still fail while this is OK.
+  virtual absl::Status WriteStatus() { return absl::OkStatus(); }
 };
 
 class StoreFactory {

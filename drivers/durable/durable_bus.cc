@@ -54,6 +54,15 @@ class DurableBus final : public DriverBase {
   }
   ~DurableBus() override { Close().IgnoreError(); }
 
+  // A store that refuses writes (LevelDB, after one failed) leaves the bus
+  // serving reads only, until a restart: /readyz says so.
+  std::string DegradedReason() const override {
+    absl::Status refused = store_->WriteStatus();
+    if (refused.ok() || GetErrorKind(refused) == ErrorKind::kClosed) return "";
+    return absl::StrCat("the store takes no writes, so publishes fail until a restart: ",
+                        refused.message());
+  }
+
   // The open succeeded: a clean Close() may now clear the open marker. A
   // bus that failed to open is closed without clearing it, so the next
   // open still finds the crash this one found.

@@ -50,10 +50,14 @@ struct LevelDbStore::Handle {
 
   absl::Status FailedWrite() {
     MutexLock lock(&failure_mu);
-    return absl::Status(first_failure.code(),
-                        absl::StrCat(first_failure.message(),
-                                     " (an earlier write failed; no write is taken until the store "
-                                     "is reopened)"));
+    absl::Status refused(first_failure.code(),
+                         absl::StrCat(first_failure.message(),
+                                      " (an earlier write failed; no write is taken until the "
+                                      "store is reopened)"));
+    first_failure.ForEachPayload([&refused](absl::string_view url, const absl::Cord& payload) {
+      refused.SetPayload(url, payload);
+    });  // Its error kind (core/errors.h).
+    return refused;
   }
 
   absl::Status Fail(absl::Status status) {
@@ -119,7 +123,7 @@ absl::Status FromLevelDb(const leveldb::Status& status, absl::string_view path) 
   std::string message = absl::StrCat("leveldb store '", path, "': ", status.ToString());
   if (status.IsNotFound()) return NotFound(message);
   if (status.IsCorruption()) return absl::DataLossError(message);
-  if (status.IsIOError()) return absl::UnavailableError(message);
+  if (status.IsIOError()) return Unavailable(message);
   if (status.IsInvalidArgument()) return InvalidArgument(message);
   if (status.IsNotSupportedError()) return absl::UnimplementedError(message);
   return absl::InternalError(message);
@@ -353,6 +357,12 @@ absl::StatusOr<uint64_t> LevelDbStore::ApproximateSize(const KeyRange& range) {
   uint64_t size = 0;
   handle->db->GetApproximateSizes(&leveldb_range, 1, &size);
   return size;
+}
+
+absl::Status LevelDbStore::WriteStatus() {
+  KEEL_ASSIGN_OR_RETURN(std::shared_ptr<Handle> handle, Acquire());
+  if (handle->write_failed.load(std::memory_order_acquire)) return handle->FailedWrite();
+  return absl::OkStatus();
 }
 
 absl::Status LevelDbStore::Close() {

@@ -70,6 +70,7 @@ class LevelDbStore final : public StateStore {
   // The kernel's boot id (boot_id.h): LevelDB hands every write to the
   // kernel before it returns, synced or not.
   std::string UnsyncedWritesLifetime() const override { return boot_id_; }
+  absl::Status WriteStatus() override;
 
   // The database (and the objects it uses); shared with live iterators.
   struct Handle;

@@ -3,9 +3,7 @@
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
-#include <sys/resource.h>
 
-#include <csignal>
 #include <filesystem>
 #include <fstream>
 #include <iterator>
@@ -13,6 +11,7 @@
 #include <string>
 
 #include "statestore/state_store.h"
+#include "tests/testing/file_size_limit.h"
 #include "tests/testing/status_matchers.h"
 #include "tests/testing/temp_dir.h"
 
@@ -77,15 +76,6 @@ TEST_F(LevelDbStoreTest, UnsyncedWritesLastForTheKernelsBoot) {
   EXPECT_EQ(boot_id.size(), 36u) << boot_id;  // A UUID.
 }
 
-// The size of the write-ahead log LevelDB writes now (the newest "*.log").
-uint64_t CurrentLogBytes(const std::string& dir) {
-  std::filesystem::path newest;
-  for (const auto& entry : std::filesystem::directory_iterator(dir)) {
-    if (entry.path().extension() == ".log" && entry.path() > newest) newest = entry.path();
-  }
-  return std::filesystem::file_size(newest);
-}
-
 // A write LevelDB failed would leave its log misaligned, so that recovery
 // drops later records: the store takes no write after it until reopened.
 // The failure is real: the process may not grow a file past its log.
@@ -95,17 +85,16 @@ TEST_F(LevelDbStoreTest, AFailedWriteIsTheLastTheStoreTakes) {
   {
     ASSERT_OK_AND_ASSIGN(auto store, OpenStore("leveldb", config));
     Put(*store, "before", "1");
-    std::signal(SIGXFSZ, SIG_IGN);  // A write past the limit fails with EFBIG instead.
-    rlimit unlimited;
-    ASSERT_EQ(getrlimit(RLIMIT_FSIZE, &unlimited), 0);
-    rlimit tight = unlimited;
-    tight.rlim_cur = CurrentLogBytes(dir_.Sub("db")) + 8;
-    ASSERT_EQ(setrlimit(RLIMIT_FSIZE, &tight), 0);
-    WriteBatch batch;
-    batch.Put("failed", std::string(100, 'x'));
-    const absl::Status failed = store->Write(batch, WriteOptions());
-    ASSERT_EQ(setrlimit(RLIMIT_FSIZE, &unlimited), 0);
+    EXPECT_OK(store->WriteStatus());
+    absl::Status failed;
+    {
+      ::keel::testing::ScopedFileSizeLimit cap(::keel::testing::NewestLogBytes(dir_.Sub("db")) + 8);
+      WriteBatch batch;
+      batch.Put("failed", std::string(100, 'x'));
+      failed = store->Write(batch, WriteOptions());
+    }
     ASSERT_FALSE(failed.ok());
+    EXPECT_EQ(store->WriteStatus().code(), failed.code());
     WriteBatch after;
     after.Put("after", "2");
     const absl::Status refused = store->Write(after, WriteOptions());
@@ -118,6 +107,7 @@ TEST_F(LevelDbStoreTest, AFailedWriteIsTheLastTheStoreTakes) {
   ASSERT_OK_AND_ASSIGN(std::string value, store->Get("before"));
   EXPECT_EQ(value, "1");
   EXPECT_THAT(store->Get("after"), HasErrorKind(ErrorKind::kNotFound));
+  EXPECT_OK(store->WriteStatus());
   Put(*store, "after", "2");  // Reopened, it takes writes again.
 }
 

@@ -7,6 +7,7 @@
 #include "drivers/builtin_drivers.h"
 #include "statestore/state_store.h"
 #include "tests/drivers/durable/durable_test_util.h"
+#include "tests/testing/file_size_limit.h"
 #include "tests/testing/status_matchers.h"
 #include "tests/testing/temp_dir.h"
 
@@ -18,9 +19,10 @@ using ::testing::SizeIs;
 
 class DurableRestartTest : public ::testing::Test {
  protected:
-  std::unique_ptr<EventBus> Open() {
+  std::unique_ptr<EventBus> Open(Config config = {}) {
     LinkBuiltinDrivers();
-    Config config{{"store", "leveldb"}, {"store.path", dir_.Sub("db")}};
+    config.Set("store", "leveldb");
+    config.Set("store.path", dir_.Sub("db"));
     absl::StatusOr<std::unique_ptr<EventBus>> bus = CreateBus("durable", config);
     EXPECT_OK(bus);
     return bus.ok() ? std::move(*bus) : nullptr;
@@ -91,6 +93,31 @@ TEST_F(DurableRestartTest, BoundsAndStreamListSurviveRestart) {
   ASSERT_THAT(streams, SizeIs(2));
   EXPECT_EQ(streams[0].stream, "a.one");
   EXPECT_EQ(streams[1].stream, "a.two");
+}
+
+// A store write that fails leaves LevelDB taking no more (leveldb_store.h):
+// the bus goes on serving what it has and says why publishes fail, and a
+// restart takes publishes again with every acknowledged event kept.
+TEST_F(DurableRestartTest, AFailedStoreWriteDegradesTheBusUntilARestart) {
+  const Config config{{"sync", "none"}, {"store.preallocate_log", "false"}};
+  {
+    std::unique_ptr<EventBus> bus = Open(config);
+    ASSERT_OK(bus->Publish(NewEvent("orders", 0)));
+    EXPECT_EQ(bus->DegradedReason(), "");
+    {
+      ScopedFileSizeLimit cap(NewestLogBytes(dir_.Sub("db")) + 8);
+      EXPECT_FALSE(bus->Publish(NewEvent("orders", 1)).ok());
+    }
+    EXPECT_THAT(bus->Publish(NewEvent("orders", 2)), HasErrorKind(ErrorKind::kUnavailable));
+    EXPECT_THAT(bus->DegradedReason(), ::testing::HasSubstr("the store takes no writes"));
+    ASSERT_OK_AND_ASSIGN(StreamInfo info, bus->replayer()->Bounds("orders"));
+    EXPECT_EQ(info.last_sequence, 1u);
+    bus->Close().IgnoreError();  // Its checkpoint cannot be written either.
+  }
+  std::unique_ptr<EventBus> bus = Open(config);
+  EXPECT_EQ(bus->DegradedReason(), "");
+  ASSERT_OK_AND_ASSIGN(Receipt receipt, bus->Publish(NewEvent("orders", 3)));
+  EXPECT_EQ(receipt.sequence, 2u);
 }
 
 }  // namespace

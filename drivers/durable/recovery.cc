@@ -245,10 +245,10 @@ std::string UncleanOpenMessage(const OpenMarker& previous, absl::string_view lif
     if (previous.lost) {
       return absl::StrCat(
           kUnclean,
-          "; before it, since the last clean close, the machine stopped while events "
-          "acknowledged after a sync could be lost: they may be lost, and the store started a "
-          "new epoch then, so a reader whose cursor names a lost event gets cursor_mismatch "
-          "(rfcs/0003-durable-layout.md, Epochs)");
+          "; an earlier open since the last clean close found that events acknowledged after "
+          "a sync may be lost (the machine stopped, or the open marker could not be read), and "
+          "the store started a new epoch then, so a reader whose cursor names a lost event gets "
+          "cursor_mismatch (rfcs/0003-durable-layout.md, Epochs)");
     }
     return absl::StrCat(kUnclean,
                         "; it ran with sync=interval or none, but the machine has not stopped "

@@ -1,7 +1,6 @@
 #include "statestore/leveldb/leveldb_store.h"
 
 #include <algorithm>
-#include <atomic>
 #include <filesystem>
 #include <optional>
 #include <system_error>
@@ -24,6 +23,7 @@
 #include "statestore/error_iterator.h"
 #include "statestore/leveldb/preallocated_log_env.h"
 #include "statestore/leveldb/table_writes_env.h"
+#include "statestore/leveldb/write_latch.h"
 
 namespace keel {
 
@@ -40,32 +40,9 @@ struct LevelDbStore::Handle {
   std::unique_ptr<PreallocatedLogEnv> env;    // Null: logs are LevelDB's own files.
   std::unique_ptr<const leveldb::FilterPolicy> filter_policy;
   std::unique_ptr<leveldb::Cache> block_cache;
+  WriteLatch latch;                          // Set by the first write that failed (write_latch.h).
+  std::unique_ptr<WriteLatchEnv> latch_env;  // Outermost: wraps the logs of the others.
   std::unique_ptr<leveldb::DB> db;
-
-  // The first write that failed, which every later write fails with (see
-  // Write). Read without the lock while none has: one load per write.
-  std::atomic<bool> write_failed{false};
-  Mutex failure_mu;
-  absl::Status first_failure ABSL_GUARDED_BY(failure_mu);
-
-  absl::Status FailedWrite() {
-    MutexLock lock(&failure_mu);
-    absl::Status refused(first_failure.code(),
-                         absl::StrCat(first_failure.message(),
-                                      " (an earlier write failed; no write is taken until the "
-                                      "store is reopened)"));
-    first_failure.ForEachPayload([&refused](absl::string_view url, const absl::Cord& payload) {
-      refused.SetPayload(url, payload);
-    });  // Its error kind (core/errors.h).
-    return refused;
-  }
-
-  absl::Status Fail(absl::Status status) {
-    MutexLock lock(&failure_mu);
-    if (first_failure.ok()) first_failure = status;
-    write_failed.store(true, std::memory_order_release);
-    return status;
-  }
 };
 
 namespace {
@@ -250,6 +227,8 @@ absl::StatusOr<std::unique_ptr<LevelDbStore>> LevelDbStore::Open(const Config& c
                                                        PreallocatedLogBytes(settings));
     options.env = handle->env.get();
   }
+  handle->latch_env = std::make_unique<WriteLatchEnv>(options.env, handle->latch);
+  options.env = handle->latch_env.get();
   leveldb::DB* db = nullptr;
   leveldb::Status status = leveldb::DB::Open(options, settings.path, &db);
   if (!status.ok()) return FromLevelDb(status, settings.path);
@@ -295,15 +274,12 @@ absl::StatusOr<std::string> LevelDbStore::Get(absl::string_view key) {
   return value;
 }
 
-// A write that fails is the last this store takes. LevelDB's log writer
-// counts a record's bytes into its position in the log's 32 KiB blocks even
-// when writing them failed, so every later record would be misplaced, and
-// recovery would drop records it had acknowledged (LevelDB itself refuses
-// writes after a failed sync, not after a failed append). After a failed
-// sync of earlier logs the kernel may have dropped their cached pages.
+// A write that fails is the last this store takes (write_latch.h says why);
+// so is one whose sync of earlier logs failed: the kernel may then have
+// dropped their cached pages.
 absl::Status LevelDbStore::Write(const WriteBatch& batch, const WriteOptions& options) {
   KEEL_ASSIGN_OR_RETURN(std::shared_ptr<Handle> handle, Acquire());
-  if (handle->write_failed.load(std::memory_order_acquire)) return handle->FailedWrite();
+  if (handle->latch.failed()) return handle->latch.status();
   // Reused by the thread's next write: built afresh, its buffer grew by
   // doubling on every write, several reallocations and copies for a batch
   // of a few events. One that grew large is let go (destroyed: assigning a
@@ -330,8 +306,9 @@ absl::Status LevelDbStore::Write(const WriteBatch& batch, const WriteOptions& op
     status = FromLevelDb(handle->env->SyncClosedLogs(), handle->path);
   }
   if (updates.ApproximateSize() > kKeptWriteBatchBytes) reused.reset();
-  if (!status.ok()) return handle->Fail(std::move(status));
-  return status;
+  if (status.ok()) return status;
+  handle->latch.Fail(status);
+  return handle->latch.status();
 }
 
 std::unique_ptr<StoreIterator> LevelDbStore::NewIterator(const KeyRange& range) {
@@ -361,8 +338,7 @@ absl::StatusOr<uint64_t> LevelDbStore::ApproximateSize(const KeyRange& range) {
 
 absl::Status LevelDbStore::WriteStatus() {
   KEEL_ASSIGN_OR_RETURN(std::shared_ptr<Handle> handle, Acquire());
-  if (handle->write_failed.load(std::memory_order_acquire)) return handle->FailedWrite();
-  return absl::OkStatus();
+  return handle->latch.status();
 }
 
 absl::Status LevelDbStore::Close() {

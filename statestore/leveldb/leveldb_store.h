@@ -22,7 +22,7 @@
 // lock), InvalidArgument -> kInvalidArgument.
 //
 // A write that fails is the last the store takes: later writes fail with
-// its error until the store is reopened (leveldb_store.cc, Write, says why).
+// its error until the store is reopened (write_latch.h says why).
 //
 // Only one LevelDbStore (in any process) may have a directory open at a time.
 // Close() releases the database at once unless iterators are still alive: an

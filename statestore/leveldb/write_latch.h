@@ -1,0 +1,58 @@
+// WriteLatch and WriteLatchEnv: after one failed write, a LevelDB store
+// takes no more until it is reopened.
+//
+// Why: LevelDB's log writer counts the bytes of a record it failed to
+// write into its position within the log's 32 KiB blocks, so every later
+// record of that log lands misplaced and the next recovery drops it, though
+// its write was acknowledged. LevelDB refuses writes after a failed sync,
+// not after a failed append. LevelDbStore::Write refuses writes once the
+// latch is set, but a write already queued inside LevelDB when another
+// failed would still be appended: the log file itself must refuse it. So
+// WriteLatchEnv wraps every write-ahead log ("*.log") it opens in a file
+// that sets the latch when an append, flush or sync fails and fails every
+// one after that.
+//
+// Thread safety: all methods are safe to call concurrently.
+#ifndef KEEL_STATESTORE_LEVELDB_WRITE_LATCH_H_
+#define KEEL_STATESTORE_LEVELDB_WRITE_LATCH_H_
+
+#include <atomic>
+#include <string>
+
+#include "absl/base/thread_annotations.h"
+#include "absl/status/status.h"
+#include "core/mutex.h"
+#include "leveldb/env.h"
+
+namespace keel {
+
+class WriteLatch {
+ public:
+  bool failed() const { return failed_.load(std::memory_order_acquire); }
+  // OK until Fail(); then the first failure (its code and error kind), saying
+  // that no write is taken until the store is reopened.
+  absl::Status status() const;
+  // The first call counts.
+  void Fail(const absl::Status& status);
+
+ private:
+  std::atomic<bool> failed_{false};
+  mutable Mutex mu_;
+  absl::Status first_ ABSL_GUARDED_BY(mu_);
+};
+
+class WriteLatchEnv final : public leveldb::EnvWrapper {
+ public:
+  // Neither is owned; both must outlive this.
+  WriteLatchEnv(leveldb::Env* target, WriteLatch& latch)
+      : leveldb::EnvWrapper(target), latch_(latch) {}
+
+  leveldb::Status NewWritableFile(const std::string& name, leveldb::WritableFile** result) override;
+
+ private:
+  WriteLatch& latch_;
+};
+
+}  // namespace keel
+
+#endif  // KEEL_STATESTORE_LEVELDB_WRITE_LATCH_H_

@@ -1,6 +1,7 @@
 #include "statestore/leveldb/leveldb_store.h"
 
 #include <algorithm>
+#include <atomic>
 #include <filesystem>
 #include <optional>
 #include <system_error>
@@ -41,6 +42,7 @@ struct LevelDbStore::Handle {
   std::unique_ptr<const leveldb::FilterPolicy> filter_policy;
   std::unique_ptr<leveldb::Cache> block_cache;
   WriteLatch latch;                          // Set by the first write that failed (write_latch.h).
+  std::atomic<bool> failure_recorded{false};  // In the directory, for the next open.
   std::unique_ptr<WriteLatchEnv> latch_env;  // Outermost: wraps the logs of the others.
   std::unique_ptr<leveldb::DB> db;
 };
@@ -107,6 +109,15 @@ absl::Status FromLevelDb(const leveldb::Status& status, absl::string_view path) 
 }
 
 absl::Status ClosedError() { return Closed("leveldb store is closed"); }
+
+// The kernel's boot id, and the token of the last write failure recorded in
+// the directory, if any (write_latch.h).
+std::string Lifetime(const std::string& path) {
+  const std::string boot_id = KernelBootId();
+  const std::string failure = WriteFailureToken(path);
+  if (boot_id.empty() || failure.empty()) return boot_id;
+  return absl::StrCat(boot_id, " after write failure ", failure);
+}
 
 leveldb::Slice ToSlice(absl::string_view s) { return leveldb::Slice(s.data(), s.size()); }
 absl::string_view ToView(const leveldb::Slice& s) { return absl::string_view(s.data(), s.size()); }
@@ -251,7 +262,7 @@ absl::StatusOr<std::unique_ptr<LevelDbStore>> LevelDbStore::Open(const Config& c
 }
 
 LevelDbStore::LevelDbStore(std::shared_ptr<Handle> handle)
-    : boot_id_(KernelBootId()), handle_(std::move(handle)) {}
+    : lifetime_(Lifetime(handle->path)), handle_(std::move(handle)) {}
 
 LevelDbStore::~LevelDbStore() { Close().IgnoreError(); }
 
@@ -308,6 +319,7 @@ absl::Status LevelDbStore::Write(const WriteBatch& batch, const WriteOptions& op
   if (updates.ApproximateSize() > kKeptWriteBatchBytes) reused.reset();
   if (status.ok()) return status;
   handle->latch.Fail(status);
+  if (!handle->failure_recorded.exchange(true)) RecordWriteFailure(handle->path);
   return handle->latch.status();
 }
 

@@ -68,8 +68,10 @@ class LevelDbStore final : public StateStore {
   absl::StatusOr<uint64_t> ApproximateSize(const KeyRange& range) override;
   absl::Status Close() override;
   // The kernel's boot id (boot_id.h): LevelDB hands every write to the
-  // kernel before it returns, synced or not.
-  std::string UnsyncedWritesLifetime() const override { return boot_id_; }
+  // kernel before it returns, synced or not. After a write failed, with the
+  // failure's token (write_latch.h): a failed sync may have cost earlier
+  // writes.
+  std::string UnsyncedWritesLifetime() const override { return lifetime_; }
   absl::Status WriteStatus() override;
 
   // The database (and the objects it uses); shared with live iterators.
@@ -81,7 +83,7 @@ class LevelDbStore final : public StateStore {
   // The open database, or kClosed.
   absl::StatusOr<std::shared_ptr<Handle>> Acquire();
 
-  const std::string boot_id_;
+  const std::string lifetime_;
   Mutex mu_;
   std::shared_ptr<Handle> handle_ ABSL_GUARDED_BY(mu_);  // Null once closed.
 };

@@ -1,6 +1,12 @@
 #include "statestore/leveldb/write_latch.h"
 
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
 #include <memory>
+#include <random>
 #include <utility>
 
 #include "absl/strings/match.h"
@@ -65,6 +71,30 @@ void WriteLatch::Fail(const absl::Status& status) {
   MutexLock lock(&mu_);
   if (first_.ok()) first_ = status;
   failed_.store(true, std::memory_order_release);
+}
+
+std::string WriteFailureToken(const std::string& db_dir) {
+  std::ifstream file(std::filesystem::path(db_dir) / kWriteFailureName);
+  std::string token;
+  std::getline(file, token);
+  return token;
+}
+
+void RecordWriteFailure(const std::string& db_dir) {
+  std::random_device random;
+  const std::string token =
+      absl::StrCat(absl::Hex(random(), absl::kZeroPad8), absl::Hex(random(), absl::kZeroPad8));
+  const std::string path = (std::filesystem::path(db_dir) / kWriteFailureName).string();
+  const int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+  if (fd < 0) return;
+  const bool written =
+      ::write(fd, token.data(), token.size()) == static_cast<ssize_t>(token.size());
+  if (written) ::fsync(fd);
+  ::close(fd);
+  const int dir = ::open(db_dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  if (dir < 0) return;
+  ::fsync(dir);
+  ::close(dir);
 }
 
 leveldb::Status WriteLatchEnv::NewWritableFile(const std::string& name,

@@ -12,6 +12,12 @@
 // that sets the latch when an append, flush or sync fails and fails every
 // one after that.
 //
+// A failed sync may also have cost writes acknowledged before it: the
+// kernel may drop cached pages it failed to write back. So the first failure
+// is recorded in the database directory (RecordWriteFailure), and the store's
+// next open carries its token in UnsyncedWritesLifetime(): no open after a
+// failed write is in the lifetime of the writes before it.
+//
 // Thread safety: all methods are safe to call concurrently.
 #ifndef KEEL_STATESTORE_LEVELDB_WRITE_LATCH_H_
 #define KEEL_STATESTORE_LEVELDB_WRITE_LATCH_H_
@@ -40,6 +46,16 @@ class WriteLatch {
   mutable Mutex mu_;
   absl::Status first_ ABSL_GUARDED_BY(mu_);
 };
+
+// The file in the database directory that holds the token of the last
+// recorded write failure. LevelDB ignores names it does not know.
+inline constexpr char kWriteFailureName[] = "KEEL-WRITE-FAILURE";
+
+// The token recorded in `db_dir`, "" when none was.
+std::string WriteFailureToken(const std::string& db_dir);
+// Records a new random token in `db_dir`, synced with its directory. Best
+// effort: a disk that refuses even this leaves the next open unaware.
+void RecordWriteFailure(const std::string& db_dir);
 
 class WriteLatchEnv final : public leveldb::EnvWrapper {
  public:

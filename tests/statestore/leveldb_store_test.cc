@@ -78,12 +78,16 @@ TEST_F(LevelDbStoreTest, UnsyncedWritesLastForTheKernelsBoot) {
 
 // A write LevelDB failed would leave its log misaligned, so that recovery
 // drops later records: the store takes no write after it until reopened.
-// The failure is real: the process may not grow a file past its log.
+// And the reopened store is in a new lifetime: a failed sync may have cost
+// earlier unsynced writes. The failure is real: the process may not grow a
+// file past its log.
 TEST_F(LevelDbStoreTest, AFailedWriteIsTheLastTheStoreTakes) {
   Config config = ConfigFor("db");
   config.Set("preallocate_log", "false");
+  std::string lifetime_before;
   {
     ASSERT_OK_AND_ASSIGN(auto store, OpenStore("leveldb", config));
+    lifetime_before = store->UnsyncedWritesLifetime();
     Put(*store, "before", "1");
     EXPECT_OK(store->WriteStatus());
     absl::Status failed;
@@ -103,12 +107,20 @@ TEST_F(LevelDbStoreTest, AFailedWriteIsTheLastTheStoreTakes) {
     ASSERT_OK_AND_ASSIGN(std::string value, store->Get("before"));
     EXPECT_EQ(value, "1");
   }
+  std::string lifetime_after;
+  {
+    ASSERT_OK_AND_ASSIGN(auto store, OpenStore("leveldb", config));
+    ASSERT_OK_AND_ASSIGN(std::string value, store->Get("before"));
+    EXPECT_EQ(value, "1");
+    EXPECT_THAT(store->Get("after"), HasErrorKind(ErrorKind::kNotFound));
+    EXPECT_OK(store->WriteStatus());
+    Put(*store, "after", "2");  // Reopened, it takes writes again.
+    lifetime_after = store->UnsyncedWritesLifetime();
+  }
+  EXPECT_NE(lifetime_after, lifetime_before);
+  EXPECT_THAT(lifetime_after, ::testing::StartsWith(lifetime_before));  // The same boot.
   ASSERT_OK_AND_ASSIGN(auto store, OpenStore("leveldb", config));
-  ASSERT_OK_AND_ASSIGN(std::string value, store->Get("before"));
-  EXPECT_EQ(value, "1");
-  EXPECT_THAT(store->Get("after"), HasErrorKind(ErrorKind::kNotFound));
-  EXPECT_OK(store->WriteStatus());
-  Put(*store, "after", "2");  // Reopened, it takes writes again.
+  EXPECT_EQ(store->UnsyncedWritesLifetime(), lifetime_after) << "no failure since";
 }
 
 TEST_F(LevelDbStoreTest, DestructorClosesTheDatabase) {

@@ -97,12 +97,14 @@ TEST_F(DurableRestartTest, BoundsAndStreamListSurviveRestart) {
 
 // A store write that fails leaves LevelDB taking no more (leveldb_store.h):
 // the bus goes on serving what it has and says why publishes fail, and a
-// restart takes publishes again with every acknowledged event kept.
+// restart takes publishes again, in a new epoch.
 TEST_F(DurableRestartTest, AFailedStoreWriteDegradesTheBusUntilARestart) {
   const Config config{{"sync", "none"}, {"store.preallocate_log", "false"}};
+  uint64_t epoch = 0;
   {
     std::unique_ptr<EventBus> bus = Open(config);
-    ASSERT_OK(bus->Publish(NewEvent("orders", 0)));
+    ASSERT_OK_AND_ASSIGN(Receipt first, bus->Publish(NewEvent("orders", 0)));
+    epoch = first.cursor.epoch;
     EXPECT_EQ(bus->DegradedReason(), "");
     {
       ScopedFileSizeLimit cap(NewestLogBytes(dir_.Sub("db")) + 8);
@@ -118,6 +120,9 @@ TEST_F(DurableRestartTest, AFailedStoreWriteDegradesTheBusUntilARestart) {
   EXPECT_EQ(bus->DegradedReason(), "");
   ASSERT_OK_AND_ASSIGN(Receipt receipt, bus->Publish(NewEvent("orders", 3)));
   EXPECT_EQ(receipt.sequence, 2u);
+  // The failure ended the store's lifetime (a failed sync may have cost
+  // acknowledged events), so the open after it started a new epoch.
+  EXPECT_NE(receipt.cursor.epoch, epoch);
 }
 
 }  // namespace

@@ -246,7 +246,8 @@ std::string UncleanOpenMessage(const OpenMarker& previous, absl::string_view lif
       return absl::StrCat(
           kUnclean,
           "; an earlier open since the last clean close found that events acknowledged after "
-          "a sync may be lost (the machine stopped, or the open marker could not be read), and "
+          "a sync may be lost (the machine stopped, the store failed a write, or the open "
+          "marker could not be read), and "
           "the store started a new epoch then, so a reader whose cursor names a lost event gets "
           "cursor_mismatch (rfcs/0003-durable-layout.md, Epochs)");
     }
@@ -257,7 +258,8 @@ std::string UncleanOpenMessage(const OpenMarker& previous, absl::string_view lif
   }
   return absl::StrCat(
       kUnclean,
-      "; it ran with sync=interval or none, and the machine may have stopped since: events "
+      "; it ran with sync=interval or none, and the machine may have stopped (or the store "
+      "failed a write) since: events "
       "acknowledged after its last sync may be lost, and their sequences will be handed "
       "out again; the store starts a new epoch, so a reader whose cursor names a lost event "
       "gets cursor_mismatch instead of missing the events that take its sequence "

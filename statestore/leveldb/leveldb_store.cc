@@ -111,12 +111,14 @@ absl::Status FromLevelDb(const leveldb::Status& status, absl::string_view path) 
 absl::Status ClosedError() { return Closed("leveldb store is closed"); }
 
 // The kernel's boot id, and the token of the last write failure recorded in
-// the directory, if any (write_latch.h).
+// the directory, if any (write_latch.h). A failure whose token was not
+// written leaves the lifetime unknown.
 std::string Lifetime(const std::string& path) {
   const std::string boot_id = KernelBootId();
-  const std::string failure = WriteFailureToken(path);
-  if (boot_id.empty() || failure.empty()) return boot_id;
-  return absl::StrCat(boot_id, " after write failure ", failure);
+  const std::optional<std::string> failure = WriteFailureToken(path);
+  if (boot_id.empty() || !failure.has_value()) return boot_id;
+  if (failure->empty()) return "";
+  return absl::StrCat(boot_id, " after write failure ", *failure);
 }
 
 leveldb::Slice ToSlice(absl::string_view s) { return leveldb::Slice(s.data(), s.size()); }
@@ -308,12 +310,17 @@ absl::Status LevelDbStore::Write(const WriteBatch& batch, const WriteOptions& op
   }
   leveldb::WriteOptions write_options;
   write_options.sync = options.sync;
-  absl::Status status = FromLevelDb(handle->db->Write(write_options, &updates), handle->path);
-  if (status.ok() && options.sync && handle->env != nullptr) {
-    // LevelDB synced the current log only. Logs it closed before (or for)
-    // this write may hold unsynced records written earlier: a synced write
-    // returns once they are on disk too, so nothing written after it can
-    // outlive them.
+  // LevelDB syncs the current log only. Logs it closed before (or for) a
+  // synced write may hold unsynced records written earlier: the write
+  // returns once they are on disk too, so nothing written after it can
+  // outlive them. Those closed before are synced first, so that a failure
+  // there fails the write before it is applied (a close's write deletes
+  // the open marker, which must then stay).
+  const bool sync_closed_logs = options.sync && handle->env != nullptr;
+  absl::Status status = sync_closed_logs ? FromLevelDb(handle->env->SyncClosedLogs(), handle->path)
+                                         : absl::OkStatus();
+  if (status.ok()) status = FromLevelDb(handle->db->Write(write_options, &updates), handle->path);
+  if (status.ok() && sync_closed_logs) {
     status = FromLevelDb(handle->env->SyncClosedLogs(), handle->path);
   }
   if (updates.ApproximateSize() > kKeptWriteBatchBytes) reused.reset();

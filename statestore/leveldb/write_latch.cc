@@ -6,9 +6,9 @@
 #include <filesystem>
 #include <fstream>
 #include <memory>
-#include <random>
 #include <utility>
 
+#include "absl/random/random.h"
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "core/errors.h"
@@ -73,17 +73,18 @@ void WriteLatch::Fail(const absl::Status& status) {
   failed_.store(true, std::memory_order_release);
 }
 
-std::string WriteFailureToken(const std::string& db_dir) {
+std::optional<std::string> WriteFailureToken(const std::string& db_dir) {
   std::ifstream file(std::filesystem::path(db_dir) / kWriteFailureName);
+  if (!file.is_open()) return std::nullopt;
   std::string token;
   std::getline(file, token);
   return token;
 }
 
 void RecordWriteFailure(const std::string& db_dir) {
-  std::random_device random;
+  absl::BitGen random;
   const std::string token =
-      absl::StrCat(absl::Hex(random(), absl::kZeroPad8), absl::Hex(random(), absl::kZeroPad8));
+      absl::StrCat(absl::Hex(absl::Uniform<uint64_t>(random), absl::kZeroPad16));
   const std::string path = (std::filesystem::path(db_dir) / kWriteFailureName).string();
   const int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
   if (fd < 0) return;

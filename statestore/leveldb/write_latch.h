@@ -23,6 +23,7 @@
 #define KEEL_STATESTORE_LEVELDB_WRITE_LATCH_H_
 
 #include <atomic>
+#include <optional>
 #include <string>
 
 #include "absl/base/thread_annotations.h"
@@ -51,8 +52,9 @@ class WriteLatch {
 // recorded write failure. LevelDB ignores names it does not know.
 inline constexpr char kWriteFailureName[] = "KEEL-WRITE-FAILURE";
 
-// The token recorded in `db_dir`, "" when none was.
-std::string WriteFailureToken(const std::string& db_dir);
+// The token recorded in `db_dir`: nullopt when no failure was, "" when one
+// was but its token could not be written.
+std::optional<std::string> WriteFailureToken(const std::string& db_dir);
 // Records a new random token in `db_dir`, synced with its directory. Best
 // effort: a disk that refuses even this leaves the next open unaware.
 void RecordWriteFailure(const std::string& db_dir);

@@ -119,8 +119,26 @@ TEST_F(LevelDbStoreTest, AFailedWriteIsTheLastTheStoreTakes) {
   }
   EXPECT_NE(lifetime_after, lifetime_before);
   EXPECT_THAT(lifetime_after, ::testing::StartsWith(lifetime_before));  // The same boot.
+  {
+    ASSERT_OK_AND_ASSIGN(auto store, OpenStore("leveldb", config));
+    EXPECT_EQ(store->UnsyncedWritesLifetime(), lifetime_after) << "no failure since";
+    ::keel::testing::ScopedFileSizeLimit cap(::keel::testing::NewestLogBytes(dir_.Sub("db")) + 8);
+    WriteBatch batch;
+    batch.Put("failed again", std::string(100, 'x'));
+    ASSERT_FALSE(store->Write(batch, WriteOptions()).ok());
+  }
   ASSERT_OK_AND_ASSIGN(auto store, OpenStore("leveldb", config));
-  EXPECT_EQ(store->UnsyncedWritesLifetime(), lifetime_after) << "no failure since";
+  EXPECT_NE(store->UnsyncedWritesLifetime(), lifetime_after) << "a second failure, a new lifetime";
+}
+
+// A failure whose token could not be written (the file was created, the
+// disk refused its bytes) leaves the lifetime unknown, not the boot's.
+TEST_F(LevelDbStoreTest, AFailureRecordWithoutItsTokenMakesTheLifetimeUnknown) {
+  Config config = ConfigFor("db");
+  { ASSERT_OK_AND_ASSIGN(auto store, OpenStore("leveldb", config)); }
+  std::ofstream(std::filesystem::path(dir_.Sub("db")) / "KEEL-WRITE-FAILURE").flush();
+  ASSERT_OK_AND_ASSIGN(auto store, OpenStore("leveldb", config));
+  EXPECT_EQ(store->UnsyncedWritesLifetime(), "");
 }
 
 TEST_F(LevelDbStoreTest, DestructorClosesTheDatabase) {

@@ -1,7 +1,6 @@
 #include "statestore/leveldb/leveldb_store.h"
 
 #include <algorithm>
-#include <atomic>
 #include <filesystem>
 #include <optional>
 #include <system_error>
@@ -32,17 +31,17 @@ namespace keel {
 // cache and the filter policy it uses. The Env's background thread, which
 // may rotate the database's log, stops first.
 struct LevelDbStore::Handle {
+  explicit Handle(std::string db_path) : path(std::move(db_path)) {}
   ~Handle() {
     if (env != nullptr) env->StopMaking();
   }
 
-  std::string path;
+  const std::string path;
   std::unique_ptr<TableWritesEnv> table_env;  // Under env, or the database's own.
   std::unique_ptr<PreallocatedLogEnv> env;    // Null: logs are LevelDB's own files.
   std::unique_ptr<const leveldb::FilterPolicy> filter_policy;
   std::unique_ptr<leveldb::Cache> block_cache;
-  WriteLatch latch;                          // Set by the first write that failed (write_latch.h).
-  std::atomic<bool> failure_recorded{false};  // In the directory, for the next open.
+  WriteLatch latch{path};                    // Set by the first write that failed (write_latch.h).
   std::unique_ptr<WriteLatchEnv> latch_env;  // Outermost: wraps the logs of the others.
   std::unique_ptr<leveldb::DB> db;
 };
@@ -216,8 +215,7 @@ class LevelDbStoreFactory final : public StoreFactory {
 
 absl::StatusOr<std::unique_ptr<LevelDbStore>> LevelDbStore::Open(const Config& config) {
   KEEL_ASSIGN_OR_RETURN(Settings settings, ParseSettings(config));
-  auto handle = std::make_shared<Handle>();
-  handle->path = settings.path;
+  auto handle = std::make_shared<Handle>(settings.path);
   handle->filter_policy.reset(leveldb::NewBloomFilterPolicy(10));
   handle->block_cache.reset(leveldb::NewLRUCache(settings.block_cache_bytes));
 
@@ -326,7 +324,6 @@ absl::Status LevelDbStore::Write(const WriteBatch& batch, const WriteOptions& op
   if (updates.ApproximateSize() > kKeptWriteBatchBytes) reused.reset();
   if (status.ok()) return status;
   handle->latch.Fail(status);
-  if (!handle->failure_recorded.exchange(true)) RecordWriteFailure(handle->path);
   return handle->latch.status();
 }
 

@@ -68,9 +68,13 @@ absl::Status WriteLatch::status() const {
 }
 
 void WriteLatch::Fail(const absl::Status& status) {
-  MutexLock lock(&mu_);
-  if (first_.ok()) first_ = status;
-  failed_.store(true, std::memory_order_release);
+  {
+    MutexLock lock(&mu_);
+    if (!first_.ok()) return;
+    first_ = status;
+    failed_.store(true, std::memory_order_release);
+  }
+  RecordWriteFailure(db_dir_);
 }
 
 std::optional<std::string> WriteFailureToken(const std::string& db_dir) {

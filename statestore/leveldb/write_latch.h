@@ -13,10 +13,11 @@
 // one after that.
 //
 // A failed sync may also have cost writes acknowledged before it: the
-// kernel may drop cached pages it failed to write back. So the first failure
-// is recorded in the database directory (RecordWriteFailure), and the store's
-// next open carries its token in UnsyncedWritesLifetime(): no open after a
-// failed write is in the lifetime of the writes before it.
+// kernel may drop cached pages it failed to write back. So the latch records
+// its first failure in the database directory (RecordWriteFailure) the
+// moment it is set, and the store's next open carries its token in
+// UnsyncedWritesLifetime(): no open after a failed write is in the lifetime
+// of the writes before it.
 //
 // Thread safety: all methods are safe to call concurrently.
 #ifndef KEEL_STATESTORE_LEVELDB_WRITE_LATCH_H_
@@ -25,6 +26,7 @@
 #include <atomic>
 #include <optional>
 #include <string>
+#include <utility>
 
 #include "absl/base/thread_annotations.h"
 #include "absl/status/status.h"
@@ -35,14 +37,18 @@ namespace keel {
 
 class WriteLatch {
  public:
+  // Records its failure in `db_dir`.
+  explicit WriteLatch(std::string db_dir) : db_dir_(std::move(db_dir)) {}
+
   bool failed() const { return failed_.load(std::memory_order_acquire); }
   // OK until Fail(); then the first failure (its code and error kind), saying
   // that no write is taken until the store is reopened.
   absl::Status status() const;
-  // The first call counts.
+  // The first call counts, and records the failure.
   void Fail(const absl::Status& status);
 
  private:
+  const std::string db_dir_;
   std::atomic<bool> failed_{false};
   mutable Mutex mu_;
   absl::Status first_ ABSL_GUARDED_BY(mu_);

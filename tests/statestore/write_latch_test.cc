@@ -33,7 +33,7 @@ class WriteLatchTest : public ::testing::Test {
   }
 
   ::keel::testing::TempDir dir_;
-  WriteLatch latch_;
+  WriteLatch latch_{dir_.Sub("")};
   WriteLatchEnv env_{leveldb::Env::Default(), latch_};
 };
 

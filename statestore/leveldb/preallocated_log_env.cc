@@ -7,7 +7,6 @@
 #include <algorithm>
 #include <atomic>
 #include <cerrno>
-#include <cstring>
 #include <functional>
 #include <thread>
 #include <utility>
@@ -15,10 +14,11 @@
 
 #include "absl/base/thread_annotations.h"
 #include "absl/strings/ascii.h"
-#include "absl/strings/strip.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/strip.h"
 #include "core/logger.h"
 #include "core/mutex.h"
+#include "statestore/leveldb/posix_files.h"
 
 namespace keel {
 namespace {
@@ -37,10 +37,6 @@ constexpr uint64_t kPlainLogAskBytes = uint64_t{1} << 20;
 // pay for writing every log twice.
 constexpr int kSyncedWritesPerLog = 16;
 
-leveldb::Status ErrnoError(const std::string& context, int error) {
-  return leveldb::Status::IOError(context, std::strerror(error));
-}
-
 // Writes all of [data, data + size) at `offset`.
 leveldb::Status WriteAt(int fd, const std::string& name, const char* data, size_t size,
                         uint64_t offset) {
@@ -55,15 +51,6 @@ leveldb::Status WriteAt(int fd, const std::string& name, const char* data, size_
     offset += static_cast<uint64_t>(written);
   }
   return leveldb::Status::OK();
-}
-
-leveldb::Status SyncDirectory(const std::string& directory) {
-  int fd = ::open(directory.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-  if (fd < 0) return ErrnoError(directory, errno);
-  leveldb::Status status;
-  if (::fsync(fd) != 0) status = ErrnoError(directory, errno);
-  ::close(fd);
-  return status;
 }
 
 // A log file, new and empty or a zero-filled spare: records are written at

@@ -1,10 +1,6 @@
 #include "statestore/leveldb/write_latch.h"
 
-#include <fcntl.h>
-#include <unistd.h>
-
 #include <filesystem>
-#include <fstream>
 #include <memory>
 #include <utility>
 
@@ -12,6 +8,7 @@
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "core/errors.h"
+#include "statestore/leveldb/posix_files.h"
 
 namespace keel {
 namespace {
@@ -52,6 +49,10 @@ class LatchedLog final : public leveldb::WritableFile {
   WriteLatch& latch_;
 };
 
+std::string WriteFailurePath(const std::string& db_dir) {
+  return (std::filesystem::path(db_dir) / kWriteFailureName).string();
+}
+
 }  // namespace
 
 absl::Status WriteLatch::status() const {
@@ -78,28 +79,23 @@ void WriteLatch::Fail(const absl::Status& status) {
 }
 
 std::optional<std::string> WriteFailureToken(const std::string& db_dir) {
-  std::ifstream file(std::filesystem::path(db_dir) / kWriteFailureName);
-  if (!file.is_open()) return std::nullopt;
   std::string token;
-  std::getline(file, token);
-  return token;
+  const leveldb::Status read =
+      leveldb::ReadFileToString(leveldb::Env::Default(), WriteFailurePath(db_dir), &token);
+  if (read.IsNotFound()) return std::nullopt;
+  return read.ok() ? token : "";  // Unreadable: as good as lost.
 }
 
 void RecordWriteFailure(const std::string& db_dir) {
   absl::BitGen random;
   const std::string token =
       absl::StrCat(absl::Hex(absl::Uniform<uint64_t>(random), absl::kZeroPad16));
-  const std::string path = (std::filesystem::path(db_dir) / kWriteFailureName).string();
-  const int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-  if (fd < 0) return;
-  const bool written =
-      ::write(fd, token.data(), token.size()) == static_cast<ssize_t>(token.size());
-  if (written) ::fsync(fd);
-  ::close(fd);
-  const int dir = ::open(db_dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-  if (dir < 0) return;
-  ::fsync(dir);
-  ::close(dir);
+  leveldb::WritableFile* created = nullptr;
+  if (!leveldb::Env::Default()->NewWritableFile(WriteFailurePath(db_dir), &created).ok()) return;
+  const std::unique_ptr<leveldb::WritableFile> file(created);
+  if (file->Append(token).ok()) file->Sync();  // Best effort (write_latch.h).
+  file->Close();
+  SyncDirectory(db_dir);
 }
 
 leveldb::Status WriteLatchEnv::NewWritableFile(const std::string& name,

@@ -702,17 +702,15 @@ absl::StatusOr<std::unique_ptr<EventBus>> OpenDurableBus(std::shared_ptr<StateSt
   KEEL_ASSIGN_OR_RETURN(std::optional<durable::OpenMarker> unclean,
                         durable::ReadOpenMarker(*store));
   const std::string lifetime = store->UnsyncedWritesLifetime();
+  const bool lost = unclean && durable::MayHaveLostAcknowledgedWrites(*unclean, lifetime);
   // Loudly, and first in the log: whatever fails below, this was said.
-  const std::string unclean_message =
-      unclean ? durable::UncleanOpenMessage(*unclean, lifetime) : "";
+  const std::string unclean_message = unclean ? durable::UncleanOpenMessage(*unclean, lost) : "";
   if (unclean) context.logger->Warn(absl::StrCat("durable: ", unclean_message));
   // The open's one write: this process's marker, and a new epoch when the
   // last process may have lost acknowledged events.
   WriteBatch open;
-  durable::StageOpenMarker(options.sync == SyncMode::kAlways, lifetime, unclean, open);
-  if (unclean && durable::MayHaveLostAcknowledgedWrites(*unclean, lifetime)) {
-    durable::StageNewEpoch(recovered, open);
-  }
+  durable::StageOpenMarker(options.sync == SyncMode::kAlways, lifetime, unclean, lost, open);
+  if (lost) durable::StageNewEpoch(recovered, open);
   KEEL_RETURN_IF_ERROR(store->Write(open, WriteOptions{.sync = true}));
   KEEL_ASSIGN_OR_RETURN(absl::Time first_key_expiry, durable::FirstExpiry(*store));
   auto bus =

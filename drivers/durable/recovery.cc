@@ -218,13 +218,12 @@ absl::StatusOr<std::optional<OpenMarker>> ReadOpenMarker(StateStore& store) {
 }
 
 void StageOpenMarker(bool acks_synced, absl::string_view lifetime,
-                     const std::optional<OpenMarker>& previous, WriteBatch& batch) {
+                     const std::optional<OpenMarker>& previous, bool lost_now, WriteBatch& batch) {
   // Until a clean close, the marker keeps the worst of the processes since
   // the last one: an open after an unsynced crash that itself crashes
   // before its warning was read must not make the next open say less.
   const bool kept_synced = acks_synced && (!previous || previous->acks_synced);
-  const bool lost =
-      previous && (previous->lost || MayHaveLostAcknowledgedWrites(*previous, lifetime));
+  const bool lost = lost_now || (previous && previous->lost);
   batch.Put(OpenMarkerKey(),
             EncodeOpenMarker(OpenMarker{
                 .acks_synced = kept_synced, .lost = lost, .lifetime = std::string(lifetime)}));
@@ -234,36 +233,34 @@ bool MayHaveLostAcknowledgedWrites(const OpenMarker& previous, absl::string_view
   return !previous.acks_synced && (previous.lifetime.empty() || previous.lifetime != lifetime);
 }
 
-std::string UncleanOpenMessage(const OpenMarker& previous, absl::string_view lifetime) {
+std::string UncleanOpenMessage(const OpenMarker& previous, bool lost_now) {
   constexpr absl::string_view kUnclean =
       "the store was not closed cleanly (the process was killed, or the machine stopped); "
       "heads that lag are caught up from the entries";
   if (previous.acks_synced) {
     return absl::StrCat(kUnclean, "; it ran with sync=always, so every acknowledged event is kept");
   }
-  if (!MayHaveLostAcknowledgedWrites(previous, lifetime)) {
-    if (previous.lost) {
-      return absl::StrCat(
-          kUnclean,
-          "; an earlier open since the last clean close found that events acknowledged after "
-          "a sync may be lost (the machine stopped, the store failed a write, or the open "
-          "marker could not be read), and "
-          "the store started a new epoch then, so a reader whose cursor names a lost event gets "
-          "cursor_mismatch (rfcs/0003-durable-layout.md, Epochs)");
-    }
-    return absl::StrCat(kUnclean,
-                        "; it ran with sync=interval or none, but the machine has not stopped "
-                        "since (the store's unsynced writes outlive a process), so every "
-                        "acknowledged event is kept");
+  if (lost_now) {
+    return absl::StrCat(
+        kUnclean,
+        "; it ran with sync=interval or none, and the machine may have stopped (or the store "
+        "failed a write) since: events acknowledged after its last sync may be lost, and their "
+        "sequences will be handed out again; the store starts a new epoch, so a reader whose "
+        "cursor names a lost event gets cursor_mismatch instead of missing the events that "
+        "take its sequence (rfcs/0003-durable-layout.md, Epochs)");
   }
-  return absl::StrCat(
-      kUnclean,
-      "; it ran with sync=interval or none, and the machine may have stopped (or the store "
-      "failed a write) since: events "
-      "acknowledged after its last sync may be lost, and their sequences will be handed "
-      "out again; the store starts a new epoch, so a reader whose cursor names a lost event "
-      "gets cursor_mismatch instead of missing the events that take its sequence "
-      "(rfcs/0003-durable-layout.md, Epochs)");
+  if (previous.lost) {
+    return absl::StrCat(
+        kUnclean,
+        "; an earlier open since the last clean close found that events acknowledged after a "
+        "sync may be lost (the machine stopped, the store failed a write, or the open marker "
+        "could not be read), and the store started a new epoch then, so a reader whose cursor "
+        "names a lost event gets cursor_mismatch (rfcs/0003-durable-layout.md, Epochs)");
+  }
+  return absl::StrCat(kUnclean,
+                      "; it ran with sync=interval or none, but the machine has not stopped "
+                      "since (the store's unsynced writes outlive a process), so every "
+                      "acknowledged event is kept");
 }
 
 }  // namespace keel::durable

@@ -57,10 +57,10 @@ absl::StatusOr<std::optional<OpenMarker>> ReadOpenMarker(StateStore& store);
 // Stages this process's OpenMarker, to be written synced at open so that a
 // crash from now on is found at the next open; it keeps `acks_synced`
 // false and `lost` true if `previous` left them so, and sets `lost` when
-// `previous` may have lost acknowledged events. `lifetime` is the store's
-// UnsyncedWritesLifetime().
+// this open found a loss (`lost_now`, MayHaveLostAcknowledgedWrites).
+// `lifetime` is the store's UnsyncedWritesLifetime().
 void StageOpenMarker(bool acks_synced, absl::string_view lifetime,
-                     const std::optional<OpenMarker>& previous, WriteBatch& batch);
+                     const std::optional<OpenMarker>& previous, bool lost_now, WriteBatch& batch);
 
 // Whether the process that left `previous` may have lost events it
 // acknowledged: it acknowledged unsynced writes, and the store cannot say
@@ -70,9 +70,9 @@ void StageOpenMarker(bool acks_synced, absl::string_view lifetime,
 bool MayHaveLostAcknowledgedWrites(const OpenMarker& previous, absl::string_view lifetime);
 
 // Says that the store was not closed cleanly, and what that may have cost
-// given how the last process acknowledged (`previous`) and the store's
-// `lifetime` now.
-std::string UncleanOpenMessage(const OpenMarker& previous, absl::string_view lifetime);
+// given how the last process acknowledged (`previous`) and whether this
+// open found a loss (`lost_now`, MayHaveLostAcknowledgedWrites).
+std::string UncleanOpenMessage(const OpenMarker& previous, bool lost_now);
 
 // What VerifyTail found after a stream's head.
 struct TailRepair {

@@ -37,6 +37,15 @@ class LevelDbStoreTest : public ::testing::Test {
     ASSERT_OK(store.Write(batch, WriteOptions{.sync = sync}));
   }
 
+  // A write that fails for real: the process may not grow a file past the
+  // current log (the store must not preallocate its logs).
+  absl::Status FailingWrite(StateStore& store, absl::string_view key) {
+    ::keel::testing::ScopedFileSizeLimit cap(::keel::testing::NewestLogBytes(dir_.Sub("db")) + 8);
+    WriteBatch batch;
+    batch.Put(key, std::string(100, 'x'));
+    return store.Write(batch, WriteOptions());
+  }
+
   ::keel::testing::TempDir dir_;
 };
 
@@ -90,13 +99,7 @@ TEST_F(LevelDbStoreTest, AFailedWriteIsTheLastTheStoreTakes) {
     lifetime_before = store->UnsyncedWritesLifetime();
     Put(*store, "before", "1");
     EXPECT_OK(store->WriteStatus());
-    absl::Status failed;
-    {
-      ::keel::testing::ScopedFileSizeLimit cap(::keel::testing::NewestLogBytes(dir_.Sub("db")) + 8);
-      WriteBatch batch;
-      batch.Put("failed", std::string(100, 'x'));
-      failed = store->Write(batch, WriteOptions());
-    }
+    const absl::Status failed = FailingWrite(*store, "failed");
     ASSERT_FALSE(failed.ok());
     EXPECT_EQ(store->WriteStatus().code(), failed.code());
     WriteBatch after;
@@ -122,10 +125,7 @@ TEST_F(LevelDbStoreTest, AFailedWriteIsTheLastTheStoreTakes) {
   {
     ASSERT_OK_AND_ASSIGN(auto store, OpenStore("leveldb", config));
     EXPECT_EQ(store->UnsyncedWritesLifetime(), lifetime_after) << "no failure since";
-    ::keel::testing::ScopedFileSizeLimit cap(::keel::testing::NewestLogBytes(dir_.Sub("db")) + 8);
-    WriteBatch batch;
-    batch.Put("failed again", std::string(100, 'x'));
-    ASSERT_FALSE(store->Write(batch, WriteOptions()).ok());
+    ASSERT_FALSE(FailingWrite(*store, "failed again").ok());
   }
   ASSERT_OK_AND_ASSIGN(auto store, OpenStore("leveldb", config));
   EXPECT_NE(store->UnsyncedWritesLifetime(), lifetime_after) << "a second failure, a new lifetime";

@@ -46,6 +46,8 @@ TEST_F(WriteLatchTest, AFailedLogWriteRefusesEveryLaterOne) {
     EXPECT_FALSE(Write(*log, 100).ok());
   }
   ASSERT_TRUE(latch_.failed());
+  // Recorded for the next open the moment the log failed.
+  EXPECT_THAT(WriteFailureToken(dir_.Sub("")), ::testing::Optional(::testing::SizeIs(16)));
   EXPECT_THAT(latch_.status(), HasErrorKind(ErrorKind::kUnavailable));
   EXPECT_THAT(latch_.status().message(),
               HasSubstr("no write is taken until the store is reopened"));

@@ -12,7 +12,9 @@
 //       bytes>` against the load generator of http_load.h (50 keep-alive
 //       connections, one request in flight each, `POST
 //       /v1/streams/bench/events` with one JSON event carrying a 100-byte
-//       data string);
+//       data string), on --http-client-threads threads (2 by default:
+//       with one, a vCPU went idle between bursts of answers; see
+//       kDefaultClientThreads);
 //     - batches: the same with -P 16 against a JSON array of 100 events per
 //       request.
 //
@@ -69,12 +71,23 @@ namespace fs = std::filesystem;
 constexpr int kExitBaselineMissing = 77;  // CTest SKIP_RETURN_CODE.
 constexpr char kStream[] = "bench";
 
+// The load generator's threads by default. With one thread the machine
+// (2 vCPUs) was 10-12% idle during Keel's slices: the client and the two I/O
+// threads took turns sleeping, and each wake-up of an idle vCPU cost the
+// daemon CPU too. Two threads kept it ~98% busy: single-event publishes went
+// from 0.91-1.05x of Redis to 1.11-1.25x, and the daemon's CPU per event fell
+// from ~24.5 to ~21.5 us (BENCHMARKS.md, session 18). redis-benchmark gains
+// nothing from a second thread (--http-redis-threads), so Redis keeps its
+// default of one.
+constexpr int kDefaultClientThreads = 2;
+
 struct HttpOptions {
   bool quick = false;
   std::string dir;
   bool keep = false;
   int connections = 50;
-  int client_threads = 1;
+  int client_threads = kDefaultClientThreads;
+  int redis_threads = 1;
   int io_threads = 2;
   int blocking_threads = 64;
   uint64_t payload_bytes = 100;
@@ -104,6 +117,7 @@ absl::StatusOr<HttpOptions> OptionsFrom(const po::variables_map& vars) {
   o.keep = vars.count("keep") > 0;
   o.connections = vars["http-connections"].as<int>();
   o.client_threads = vars["http-client-threads"].as<int>();
+  o.redis_threads = vars["http-redis-threads"].as<int>();
   o.io_threads = vars["http-io-threads"].as<int>();
   o.blocking_threads = vars["http-blocking-threads"].as<int>();
   o.payload_bytes = vars["http-payload-bytes"].as<uint64_t>();
@@ -126,9 +140,9 @@ absl::StatusOr<HttpOptions> OptionsFrom(const po::variables_map& vars) {
     o.syncs.emplace_back(s);
   }
   if (o.syncs.empty()) return absl::InvalidArgumentError("--http-syncs names no mode");
-  if (o.connections < 1 || o.client_threads < 1 || o.io_threads < 1 || o.blocking_threads < 1 ||
-      o.batch < 1 || o.pipeline < 1 || o.redis_requests < 1 || o.redis_pipelined_requests < 1 ||
-      o.rounds < 1 || o.slices < 1) {
+  if (o.connections < 1 || o.client_threads < 1 || o.redis_threads < 1 || o.io_threads < 1 ||
+      o.blocking_threads < 1 || o.batch < 1 || o.pipeline < 1 || o.redis_requests < 1 ||
+      o.redis_pipelined_requests < 1 || o.rounds < 1 || o.slices < 1) {
     return absl::InvalidArgumentError("counts must be at least 1");
   }
   if (o.payload_bytes < 1 || o.payload_bytes > 100'000) {
@@ -279,6 +293,10 @@ class RedisBaseline {
     if (pipeline > 1) {
       argv.push_back("-P");
       argv.push_back(absl::StrCat(pipeline));
+    }
+    if (o_.redis_threads > 1) {
+      argv.push_back("--threads");
+      argv.push_back(absl::StrCat(o_.redis_threads));
     }
     for (const char* arg : {"-q", "XADD", "s", "*", "f"}) argv.push_back(arg);
     argv.push_back(payload_);
@@ -591,11 +609,14 @@ class HttpBench final : public BenchMode {
     return "HTTP publish (1 and 100 events/request, 50 connections) vs redis XADD, same run";
   }
   void AddOptions(po::options_description& options) const override {
+    // clang-format off: one option a line.
     options.add_options()
         ("http-connections", po::value<int>()->default_value(50),
          "keep-alive connections of the load generator and redis-benchmark -c")
-        ("http-client-threads", po::value<int>()->default_value(1),
+        ("http-client-threads", po::value<int>()->default_value(kDefaultClientThreads),
          "threads of the load generator")
+        ("http-redis-threads", po::value<int>()->default_value(1),
+         "redis-benchmark --threads (1: its default, left off the command line)")
         ("http-io-threads", po::value<int>()->default_value(2), "the daemon's I/O threads")
         ("http-blocking-threads", po::value<int>()->default_value(64),
          "the daemon's blocking-pool threads")
@@ -620,6 +641,7 @@ class HttpBench final : public BenchMode {
          "(an even count gives each the first turn as often; --quick: 2)")
         ("http-syncs", po::value<std::string>()->default_value("none,always"),
          "keel sync modes to run (none pairs with AOF everysec, always with AOF always)");
+    // clang-format on
     // Shared with other modes (bench_command.cc registers each name once).
     options.add_options()
         ("quick", "a small smoke run for CI; figures are not meaningful")

@@ -610,37 +610,36 @@ class HttpBench final : public BenchMode {
   }
   void AddOptions(po::options_description& options) const override {
     // clang-format off: one option a line.
-    options.add_options()
-        ("http-connections", po::value<int>()->default_value(50),
-         "keep-alive connections of the load generator and redis-benchmark -c")
-        ("http-client-threads", po::value<int>()->default_value(kDefaultClientThreads),
-         "threads of the load generator")
-        ("http-redis-threads", po::value<int>()->default_value(1),
-         "redis-benchmark --threads (1: its default, left off the command line)")
-        ("http-io-threads", po::value<int>()->default_value(2), "the daemon's I/O threads")
-        ("http-blocking-threads", po::value<int>()->default_value(64),
-         "the daemon's blocking-pool threads")
-        ("http-payload-bytes", po::value<uint64_t>()->default_value(100),
-         "bytes of the data string (and of the redis field value)")
-        ("http-batch", po::value<uint64_t>()->default_value(100), "events per batch request")
-        ("http-warmup", po::value<double>()->default_value(1.0),
-         "seconds of load before each counted window (--quick: 0.3)")
-        ("http-seconds", po::value<double>()->default_value(6.0),
-         "counted seconds of the 1-event case (--quick: 1)")
-        ("http-batch-seconds", po::value<double>()->default_value(5.0),
-         "counted seconds of the batch case (--quick: 1)")
-        ("http-redis-requests", po::value<uint64_t>()->default_value(200'000),
-         "redis-benchmark -n without pipelining (--quick: 5000)")
-        ("http-redis-pipelined-requests", po::value<uint64_t>()->default_value(1'000'000),
-         "redis-benchmark -n with -P (--quick: 20000)")
-        ("http-redis-pipeline", po::value<int>()->default_value(16), "redis-benchmark -P")
-        ("http-rounds", po::value<int>()->default_value(3),
-         "rounds per sync mode, each on fresh servers; the table shows medians (--quick: 1)")
-        ("http-slices", po::value<int>()->default_value(4),
-         "slices each case of a round is cut into, alternating between Redis and Keel "
-         "(an even count gives each the first turn as often; --quick: 2)")
-        ("http-syncs", po::value<std::string>()->default_value("none,always"),
-         "keel sync modes to run (none pairs with AOF everysec, always with AOF always)");
+    options.add_options()("http-connections", po::value<int>()->default_value(50),
+                          "keep-alive connections of the load generator and redis-benchmark -c")(
+        "http-client-threads", po::value<int>()->default_value(kDefaultClientThreads),
+        "threads of the load generator")(
+        "http-redis-threads", po::value<int>()->default_value(1),
+        "redis-benchmark --threads (1: its default, left off the command line)")(
+        "http-io-threads", po::value<int>()->default_value(2), "the daemon's I/O threads")(
+        "http-blocking-threads", po::value<int>()->default_value(64),
+        "the daemon's blocking-pool threads")(
+        "http-payload-bytes", po::value<uint64_t>()->default_value(100),
+        "bytes of the data string (and of the redis field value)")(
+        "http-batch", po::value<uint64_t>()->default_value(100), "events per batch request")(
+        "http-warmup", po::value<double>()->default_value(1.0),
+        "seconds of load before each counted window (--quick: 0.3)")(
+        "http-seconds", po::value<double>()->default_value(6.0),
+        "counted seconds of the 1-event case (--quick: 1)")(
+        "http-batch-seconds", po::value<double>()->default_value(5.0),
+        "counted seconds of the batch case (--quick: 1)")(
+        "http-redis-requests", po::value<uint64_t>()->default_value(200'000),
+        "redis-benchmark -n without pipelining (--quick: 5000)")(
+        "http-redis-pipelined-requests", po::value<uint64_t>()->default_value(1'000'000),
+        "redis-benchmark -n with -P (--quick: 20000)")(
+        "http-redis-pipeline", po::value<int>()->default_value(16), "redis-benchmark -P")(
+        "http-rounds", po::value<int>()->default_value(3),
+        "rounds per sync mode, each on fresh servers; the table shows medians (--quick: 1)")(
+        "http-slices", po::value<int>()->default_value(4),
+        "slices each case of a round is cut into, alternating between Redis and Keel "
+        "(an even count gives each the first turn as often; --quick: 2)")(
+        "http-syncs", po::value<std::string>()->default_value("none,always"),
+        "keel sync modes to run (none pairs with AOF everysec, always with AOF always)");
     // clang-format on
     // Shared with other modes (bench_command.cc registers each name once).
     options.add_options()

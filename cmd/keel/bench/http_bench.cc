@@ -12,9 +12,8 @@
 //       bytes>` against the load generator of http_load.h (50 keep-alive
 //       connections, one request in flight each, `POST
 //       /v1/streams/bench/events` with one JSON event carrying a 100-byte
-//       data string), on --http-client-threads threads (2 by default:
-//       with one, a vCPU went idle between bursts of answers; see
-//       kDefaultClientThreads);
+//       data string), on --http-client-threads threads (2 by default;
+//       see kDefaultClientThreads);
 //     - batches: the same with -P 16 against a JSON array of 100 events per
 //       request.
 //
@@ -71,14 +70,12 @@ namespace fs = std::filesystem;
 constexpr int kExitBaselineMissing = 77;  // CTest SKIP_RETURN_CODE.
 constexpr char kStream[] = "bench";
 
-// The load generator's threads by default. With one thread the machine
-// (2 vCPUs) was 10-12% idle during Keel's slices: the client and the two I/O
-// threads took turns sleeping, and each wake-up of an idle vCPU cost the
-// daemon CPU too. Two threads kept it ~98% busy: single-event publishes went
-// from 0.91-1.05x of Redis to 1.11-1.25x, and the daemon's CPU per event fell
-// from ~24.5 to ~21.5 us (BENCHMARKS.md, session 18). redis-benchmark gains
-// nothing from a second thread (--http-redis-threads), so Redis keeps its
-// default of one.
+// The load generator's threads by default. With one, the two vCPUs were
+// 10-14% idle during Keel's slices (5-8% during Redis's) and the
+// daemon spent more CPU per event; with two they were 93-98% busy and
+// single-event publishes went from about parity with Redis to 1.1-1.25x
+// (BENCHMARKS.md, session 18). redis-benchmark was no faster with a second
+// thread (--http-redis-threads), so Redis keeps its default of one.
 constexpr int kDefaultClientThreads = 2;
 
 struct HttpOptions {
@@ -609,37 +606,39 @@ class HttpBench final : public BenchMode {
     return "HTTP publish (1 and 100 events/request, 50 connections) vs redis XADD, same run";
   }
   void AddOptions(po::options_description& options) const override {
-    // clang-format off: one option a line.
-    options.add_options()("http-connections", po::value<int>()->default_value(50),
-                          "keep-alive connections of the load generator and redis-benchmark -c")(
-        "http-client-threads", po::value<int>()->default_value(kDefaultClientThreads),
-        "threads of the load generator")(
-        "http-redis-threads", po::value<int>()->default_value(1),
-        "redis-benchmark --threads (1: its default, left off the command line)")(
-        "http-io-threads", po::value<int>()->default_value(2), "the daemon's I/O threads")(
-        "http-blocking-threads", po::value<int>()->default_value(64),
-        "the daemon's blocking-pool threads")(
-        "http-payload-bytes", po::value<uint64_t>()->default_value(100),
-        "bytes of the data string (and of the redis field value)")(
-        "http-batch", po::value<uint64_t>()->default_value(100), "events per batch request")(
-        "http-warmup", po::value<double>()->default_value(1.0),
-        "seconds of load before each counted window (--quick: 0.3)")(
-        "http-seconds", po::value<double>()->default_value(6.0),
-        "counted seconds of the 1-event case (--quick: 1)")(
-        "http-batch-seconds", po::value<double>()->default_value(5.0),
-        "counted seconds of the batch case (--quick: 1)")(
-        "http-redis-requests", po::value<uint64_t>()->default_value(200'000),
-        "redis-benchmark -n without pipelining (--quick: 5000)")(
-        "http-redis-pipelined-requests", po::value<uint64_t>()->default_value(1'000'000),
-        "redis-benchmark -n with -P (--quick: 20000)")(
-        "http-redis-pipeline", po::value<int>()->default_value(16), "redis-benchmark -P")(
-        "http-rounds", po::value<int>()->default_value(3),
-        "rounds per sync mode, each on fresh servers; the table shows medians (--quick: 1)")(
-        "http-slices", po::value<int>()->default_value(4),
-        "slices each case of a round is cut into, alternating between Redis and Keel "
-        "(an even count gives each the first turn as often; --quick: 2)")(
-        "http-syncs", po::value<std::string>()->default_value("none,always"),
-        "keel sync modes to run (none pairs with AOF everysec, always with AOF always)");
+    // One option a line.
+    // clang-format off
+    options.add_options()
+        ("http-connections", po::value<int>()->default_value(50),
+         "keep-alive connections of the load generator and redis-benchmark -c")
+        ("http-client-threads", po::value<int>()->default_value(kDefaultClientThreads),
+         "threads of the load generator")
+        ("http-redis-threads", po::value<int>()->default_value(1),
+         "redis-benchmark --threads (1: its default, left off the command line)")
+        ("http-io-threads", po::value<int>()->default_value(2), "the daemon's I/O threads")
+        ("http-blocking-threads", po::value<int>()->default_value(64),
+         "the daemon's blocking-pool threads")
+        ("http-payload-bytes", po::value<uint64_t>()->default_value(100),
+         "bytes of the data string (and of the redis field value)")
+        ("http-batch", po::value<uint64_t>()->default_value(100), "events per batch request")
+        ("http-warmup", po::value<double>()->default_value(1.0),
+         "seconds of load before each counted window (--quick: 0.3)")
+        ("http-seconds", po::value<double>()->default_value(6.0),
+         "counted seconds of the 1-event case (--quick: 1)")
+        ("http-batch-seconds", po::value<double>()->default_value(5.0),
+         "counted seconds of the batch case (--quick: 1)")
+        ("http-redis-requests", po::value<uint64_t>()->default_value(200'000),
+         "redis-benchmark -n without pipelining (--quick: 5000)")
+        ("http-redis-pipelined-requests", po::value<uint64_t>()->default_value(1'000'000),
+         "redis-benchmark -n with -P (--quick: 20000)")
+        ("http-redis-pipeline", po::value<int>()->default_value(16), "redis-benchmark -P")
+        ("http-rounds", po::value<int>()->default_value(3),
+         "rounds per sync mode, each on fresh servers; the table shows medians (--quick: 1)")
+        ("http-slices", po::value<int>()->default_value(4),
+         "slices each case of a round is cut into, alternating between Redis and Keel "
+         "(an even count gives each the first turn as often; --quick: 2)")
+        ("http-syncs", po::value<std::string>()->default_value("none,always"),
+         "keel sync modes to run (none pairs with AOF everysec, always with AOF always)");
     // clang-format on
     // Shared with other modes (bench_command.cc registers each name once).
     options.add_options()
@@ -696,7 +695,8 @@ absl::Status HttpBench::RunAll(const HttpOptions& o, std::ostream& out,
       << "  keel: in-process daemon (durable driver, LevelDB under " << root << "), "
       << o.io_threads << " I/O + " << o.blocking_threads << " blocking threads; load generator "
       << o.connections << " keep-alive connections on " << o.client_threads
-      << " client thread(s), one request in flight each\n"
+      << " client thread(s), one request in flight each; redis-benchmark on " << o.redis_threads
+      << " thread(s)\n"
       << "  body: {\"type\":\"bench.http\",\"data\":\"<" << o.payload_bytes
       << " chars>\"} per event; batch = JSON array of " << o.batch << "\n"
       << "  baseline: "

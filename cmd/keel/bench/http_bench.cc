@@ -70,12 +70,14 @@ namespace fs = std::filesystem;
 constexpr int kExitBaselineMissing = 77;  // CTest SKIP_RETURN_CODE.
 constexpr char kStream[] = "bench";
 
-// The load generator's threads by default. With one, the two vCPUs were
-// 10-14% idle during Keel's slices (5-8% during Redis's) and the
-// daemon spent more CPU per event; with two they were 93-98% busy and
-// single-event publishes went from about parity with Redis to 1.1-1.25x
-// (BENCHMARKS.md, session 18). redis-benchmark was no faster with a second
-// thread (--http-redis-threads), so Redis keeps its default of one.
+// The load generator's threads by default. Both it and the daemon hand out
+// connections in turn, so with two each client thread talks to one I/O
+// thread. With one client thread the daemon's passes were smaller (a LevelDB
+// log write per ~6 requests against ~15) and the two vCPUs 10-14% idle
+// (5-8% during Redis's slices); with two, single-event publishes went from
+// about parity with Redis to 1.1-1.25x (BENCHMARKS.md, session 18).
+// redis-benchmark was no faster with a second thread (--http-redis-threads),
+// so Redis keeps its default of one.
 constexpr int kDefaultClientThreads = 2;
 
 struct HttpOptions {

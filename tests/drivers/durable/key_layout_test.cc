@@ -118,12 +118,19 @@ TEST(KeyLayoutTest, OpenMarkerKeepsTheStoreLifetimeAndRejectsDamage) {
 
 // Keel before lifetimes wrote version 1: version, acks_synced, checksum.
 TEST(KeyLayoutTest, AnOpenMarkerWithoutALifetimeReadsAsUnknown) {
-  std::string version_1 = {1, 0};
-  const uint32_t check = Fnv1a32(version_1);
-  for (int shift : {24, 16, 8, 0}) version_1.push_back(static_cast<char>(check >> shift));
-  ASSERT_OK_AND_ASSIGN(OpenMarker decoded, DecodeOpenMarker(version_1));
+  const auto version_1 = [](bool acks_synced) {
+    std::string marker = {1, static_cast<char>(acks_synced ? 1 : 0)};
+    const uint32_t check = Fnv1a32(marker);
+    for (int shift : {24, 16, 8, 0}) marker.push_back(static_cast<char>(check >> shift));
+    return marker;
+  };
+  ASSERT_OK_AND_ASSIGN(OpenMarker decoded, DecodeOpenMarker(version_1(false)));
   EXPECT_FALSE(decoded.acks_synced);
   EXPECT_FALSE(decoded.lost);
+  EXPECT_EQ(decoded.lifetime, "");
+  // What that process acknowledged is still read.
+  ASSERT_OK_AND_ASSIGN(decoded, DecodeOpenMarker(version_1(true)));
+  EXPECT_TRUE(decoded.acks_synced);
   EXPECT_EQ(decoded.lifetime, "");
 }
 

@@ -13,6 +13,10 @@
 namespace keel {
 namespace {
 
+// What a write refused after a failure is told, by the log and the store.
+constexpr char kRefused[] =
+    "an earlier write failed; no write is taken until the store is reopened";
+
 // A write-ahead log that takes nothing once the latch is set, and sets it
 // when a write of its own fails.
 class LatchedLog final : public leveldb::WritableFile {
@@ -35,7 +39,7 @@ class LatchedLog final : public leveldb::WritableFile {
   template <typename Op>
   leveldb::Status Guard(Op op) {
     if (latch_.failed()) {
-      return leveldb::Status::IOError(name_, "an earlier write failed; no write is taken");
+      return leveldb::Status::IOError(name_, kRefused);
     }
     leveldb::Status status = op();
     if (!status.ok()) {
@@ -58,10 +62,7 @@ std::string WriteFailurePath(const std::string& db_dir) {
 absl::Status WriteLatch::status() const {
   if (!failed()) return absl::OkStatus();
   MutexLock lock(&mu_);
-  absl::Status refused(first_.code(),
-                       absl::StrCat(first_.message(),
-                                    " (an earlier write failed; no write is taken until the "
-                                    "store is reopened)"));
+  absl::Status refused(first_.code(), absl::StrCat(first_.message(), " (", kRefused, ")"));
   first_.ForEachPayload([&refused](absl::string_view url, const absl::Cord& payload) {
     refused.SetPayload(url, payload);  // Its error kind (core/errors.h).
   });

@@ -1,14 +1,22 @@
-// DriverBase: what every driver shares, so a driver only stores and reads.
+// DriverBase: what every EventBus shares, whoever assigns the sequences.
+//
+// A driver that stores events itself does not derive from it: it writes a
+// StreamLog and gets its bus from NewLogBus (core/log_bus.h), the storage
+// engine, which derives from DriverBase. DriverBase is the documented base
+// of an engine that sequences elsewhere (a server that orders a stream on
+// its own, such as a JetStream cluster): such an engine feeds fanout() from
+// the server's ordered feed.
 //
 // It validates and prepares publishes (core/publish_validation.h) against
 // the stream's policy, tracks in-flight publishes so Close() can drain them,
 // owns the FanOut that serves subscriptions, keeps stream declarations
-// (core/policy_registry.h) in the driver's MetadataStore, and exposes the
-// driver itself as the Replayer. A driver derives from it and implements
-// Append (apply PlanAppend at its serialization point, assign sequences,
-// persist, then deliver to fanout() in sequence order), Replay, Bounds,
-// ListStreams and epoch(); it calls InitFanOut() once epoch() is valid,
-// InitMetadata() when it persists metadata, and Close() in its destructor.
+// (core/policy_registry.h) and consumer groups in the driver's
+// MetadataStore, and exposes the driver itself as the Replayer. A derived
+// engine implements Append (assign sequences, honouring the AppendRequest
+// with PlanAppend where it serializes the stream; persist; then deliver to
+// fanout() in sequence order), Replay, Bounds, ListStreams and epoch(); it
+// calls InitFanOut() once epoch() is valid, InitMetadata() when it persists
+// metadata, and Close() in its destructor.
 //
 // Thread safety: all public methods are safe to call concurrently; Append is
 // called concurrently for different and equal streams.

@@ -11,9 +11,8 @@ keel::conformance::Target HostJournal() {
   target.label = "HostJournal";
   target.driver = "host-journal";
   target.config = [](const std::string& /*dir*/) { return keel::Config{}; };
-  // No retention_config and no retention policies: the journal never evicts,
-  // so it has no retention gap.
-  target.retention_policies = false;
+  // Declared retention is the engine's (through TrimPrefix); no
+  // retention_config: the journal has no size bound of its own.
   return target;
 }
 

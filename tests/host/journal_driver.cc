@@ -1,17 +1,17 @@
 // `host-journal`: a driver defined by a host program, outside Keel's tree.
 //
-// It is what a real host would write: a class deriving from keel::DriverBase
-// that only stores and reads (DriverBase validates publishes, drains on close
-// and serves subscriptions through its FanOut), a DriverFactory, and the
-// one-line KEEL_REGISTER_DRIVER. Storage is an unbounded, append-only vector
-// per stream behind one mutex, so nothing is ever evicted and a retention gap
-// cannot happen. Each instance draws a fresh random epoch: cursors of an
+// It is what a real host writes: storage only. A keel::StreamLog keeps each
+// stream's events in a deque behind one mutex; keel::NewLogBus turns it into
+// a whole EventBus (validation, sequences, idempotency, expected last
+// sequence, fan-out, cursors, retention, consumer groups); a DriverFactory
+// and the one-line KEEL_REGISTER_DRIVER make it selectable by name. Nothing
+// is persisted, so each instance draws a fresh random epoch: cursors of an
 // earlier instance are reported as mismatches, never misread.
 //
-// Thread safety: every method takes `mu_` (a keel::Mutex, which ThreadSanitizer
-// sees, unlike Debian's absl::Mutex); Append delivers to the fan-out
-// while still holding it, so subscribers see each stream in sequence order.
+// Thread safety: every method takes `mu_` (a keel::Mutex, which
+// ThreadSanitizer sees); Append and TrimPrefix come from one thread at a time.
 #include <algorithm>
+#include <deque>
 #include <memory>
 #include <string>
 #include <utility>
@@ -20,137 +20,91 @@
 #include "absl/container/flat_hash_map.h"
 #include "absl/random/random.h"
 #include "absl/strings/match.h"
-#include "core/dedupe_table.h"
-#include "core/driver_base.h"
+#include "absl/strings/str_cat.h"
 #include "core/driver_factory.h"
+#include "core/log_bus.h"
 #include "core/mutex.h"
-#include "core/status_macros.h"
+#include "core/stream_log.h"
 
 namespace host {
 namespace {
 
-using keel::Cursor;
-using keel::EventPtr;
-using keel::Receipt;
-using keel::ReplayPage;
-using keel::ReplayRequest;
-using keel::StreamInfo;
-
-class JournalBus final : public keel::DriverBase {
+class JournalLog final : public keel::StreamLog {
  public:
-  explicit JournalBus(const keel::DriverContext& context)
-      : DriverBase(context, keel::PublishLimits{}), epoch_(NewEpoch()) {
-    InitFanOut();
-  }
-  ~JournalBus() override { Close().IgnoreError(); }
-
-  absl::StatusOr<ReplayPage> Replay(const ReplayRequest& request) override {
-    KEEL_RETURN_IF_ERROR(keel::ValidateReplayRequest(request));
-    keel::MutexLock lock(&mu_);
-    const Journal* journal = FindLocked(request.stream);
-    const StreamInfo info = InfoLocked(request.stream, journal);
-    KEEL_ASSIGN_OR_RETURN(uint64_t after, keel::ResolvePosition(request.after, info, epoch_));
-    KEEL_ASSIGN_OR_RETURN(uint64_t end, keel::ResolveUntil(request, info, epoch_));
-
-    ReplayPage page;
-    page.head_sequence = info.last_sequence;
-    uint64_t scanned = after;
-    for (uint64_t seq = after + 1; seq <= end && page.events.size() < request.limit; ++seq) {
-      const keel::Event& event = *journal->events[seq - 1];  // Sequence n is at index n - 1.
-      scanned = seq;
-      if (request.filter.Matches(event)) page.events.push_back(event);
-    }
-    page.next = Cursor::For(request.stream, epoch_, scanned);
-    page.reached_end = scanned >= end;
-    return page;
-  }
-
-  absl::StatusOr<StreamInfo> Bounds(absl::string_view stream) override {
-    KEEL_RETURN_IF_ERROR(keel::ValidateStreamName(stream));
-    keel::MutexLock lock(&mu_);
-    return InfoLocked(stream, FindLocked(stream));
-  }
-
-  absl::StatusOr<std::vector<StreamInfo>> ListStreams(absl::string_view prefix,
-                                                      size_t limit) override {
-    keel::MutexLock lock(&mu_);
-    std::vector<std::string> names;
-    for (const auto& [name, journal] : journals_) {
-      if (absl::StartsWith(name, prefix)) names.push_back(name);
-    }
-    std::sort(names.begin(), names.end());
-    if (names.size() > limit) names.resize(limit);
-    std::vector<StreamInfo> infos;
-    infos.reserve(names.size());
-    for (const std::string& name : names) infos.push_back(InfoLocked(name, FindLocked(name)));
-    return infos;
-  }
-
   uint64_t epoch() const override { return epoch_; }
 
- protected:
-  // Idempotency keys and expected sequences follow keel::PlanAppend, with
-  // an in-memory dedupe index per stream.
-  absl::StatusOr<std::vector<Receipt>> Append(absl::string_view stream,
-                                              std::vector<keel::Event> events,
-                                              const keel::AppendRequest& request) override {
-    const absl::Time now = context().clock->Now();
+  absl::StatusOr<keel::LogBounds> Bounds(absl::string_view stream) override {
+    keel::MutexLock lock(&mu_);
+    auto it = journals_.find(stream);
+    return it == journals_.end() ? keel::LogBounds{} : BoundsOf(it->second);
+  }
+
+  absl::StatusOr<std::vector<std::pair<std::string, keel::LogBounds>>> List(
+      absl::string_view prefix, size_t limit) override {
+    keel::MutexLock lock(&mu_);
+    std::vector<std::pair<std::string, keel::LogBounds>> listed;
+    for (const auto& [name, journal] : journals_) {
+      if (absl::StartsWith(name, prefix)) listed.emplace_back(name, BoundsOf(journal));
+    }
+    std::sort(listed.begin(), listed.end(),
+              [](const auto& a, const auto& b) { return a.first < b.first; });
+    if (listed.size() > limit) listed.resize(limit);
+    return listed;
+  }
+
+  absl::Status Read(absl::string_view stream, uint64_t from, uint64_t to,
+                    keel::ReadSink& sink) override {
+    keel::MutexLock lock(&mu_);
+    auto it = journals_.find(stream);
+    if (it == journals_.end()) return absl::OkStatus();
+    const Journal& journal = it->second;
+    for (uint64_t seq = std::max(from, journal.first); seq <= to && seq < Next(journal); ++seq) {
+      sink.Slot() = journal.events[seq - journal.first];
+      if (!sink.Take()) break;
+    }
+    return absl::OkStatus();
+  }
+
+  absl::Status Append(absl::Span<const keel::LogAppend> group) override {
+    keel::MutexLock lock(&mu_);
+    for (const keel::LogAppend& part : group) {
+      Journal& journal = journals_[part.stream];
+      for (const keel::Event& event : part.events) {
+        journal.bytes += event.ApproximateSize();
+        journal.events.push_back(event);
+      }
+    }
+    return absl::OkStatus();
+  }
+
+  absl::Status TrimPrefix(absl::string_view stream, const keel::LogTrim& cut) override {
     keel::MutexLock lock(&mu_);
     Journal& journal = journals_[stream];
-    KEEL_ASSIGN_OR_RETURN(
-        keel::AppendPlan plan,
-        keel::PlanAppend(events, request, journal.events.size(),
-                         [&](absl::string_view key) { return journal.dedupe.Find(key, now); }));
-    for (size_t i : plan.append) {
-      keel::Event& event = events[i];
-      event.sequence = journal.events.size() + 1;
-      if (!journal.events.empty()) event.time = std::max(event.time, journal.events.back()->time);
-      if (event.idempotency_key && request.dedupe_window > absl::ZeroDuration()) {
-        journal.dedupe.Remember(*event.idempotency_key, {event.sequence, event.id},
-                                event.time + request.dedupe_window);
-      }
-      journal.bytes += event.ApproximateSize();
-      journal.events.push_back(std::make_shared<const keel::Event>(event));
+    if (journal.first != cut.from) return absl::AbortedError("trimmed since planned");
+    for (; journal.first < cut.new_first && !journal.events.empty(); ++journal.first) {
+      journal.bytes -= journal.events.front().ApproximateSize();
+      journal.events.pop_front();
     }
-    std::vector<EventPtr> stored(journal.events.end() - plan.append.size(), journal.events.end());
-    fanout().Deliver(stream, stored);  // Still under mu_: in sequence order.
-    return keel::PlannedReceipts(plan, events, stream, epoch_);
+    return absl::OkStatus();
   }
 
  private:
   struct Journal {
-    std::vector<EventPtr> events;  // events[i] has sequence i + 1.
+    std::deque<keel::Event> events;  // events[i] has sequence first + i.
+    uint64_t first = 1;
     uint64_t bytes = 0;
-    keel::DedupeTable dedupe;
   };
 
-  static uint64_t NewEpoch() {
-    absl::BitGen gen;
-    return absl::Uniform<uint64_t>(absl::IntervalClosed, gen, 1, UINT64_MAX);
+  static uint64_t Next(const Journal& journal) { return journal.first + journal.events.size(); }
+  static keel::LogBounds BoundsOf(const Journal& journal) {
+    keel::LogBounds bounds{journal.first, Next(journal), journal.bytes};
+    if (!journal.events.empty()) bounds.oldest_time = journal.events.front().time;
+    return bounds;
   }
 
-  const Journal* FindLocked(absl::string_view stream) const ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
-    auto it = journals_.find(stream);
-    return it == journals_.end() ? nullptr : &it->second;
-  }
-
-  // A stream never written reports first 1, last 0, count 0.
-  StreamInfo InfoLocked(absl::string_view stream, const Journal* journal) const
-      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
-    StreamInfo info;
-    info.stream = std::string(stream);
-    if (journal != nullptr) {
-      info.last_sequence = journal->events.size();
-      info.count = journal->events.size();
-      info.bytes = journal->bytes;
-      if (!journal->events.empty()) info.oldest_time = journal->events.front()->time;
-    }
-    info.head = Cursor::For(stream, epoch_, info.last_sequence);
-    return info;
-  }
-
-  const uint64_t epoch_;
-  mutable keel::Mutex mu_;  // keel::Mutex: visible to ThreadSanitizer.
+  const uint64_t epoch_ = absl::Uniform<uint64_t>(absl::IntervalClosed, absl::BitGen(), 1,
+                                                  UINT64_MAX);
+  keel::Mutex mu_;
   absl::flat_hash_map<std::string, Journal> journals_ ABSL_GUARDED_BY(mu_);
 };
 
@@ -158,11 +112,11 @@ class JournalFactory : public keel::DriverFactory {
  public:
   absl::string_view name() const override { return "host-journal"; }
   absl::string_view description() const override {
-    return "host program's driver: unbounded in-memory journal per stream (no options)";
+    return "host program's driver: an in-memory journal per stream";
   }
   absl::StatusOr<std::unique_ptr<keel::EventBus>> Create(
       const keel::Config& config, const keel::DriverContext& context) const override {
-    return std::make_unique<JournalBus>(context);
+    return keel::NewLogBus(std::make_unique<JournalLog>(), context);
   }
 };
 

@@ -1,6 +1,8 @@
 // GroupCommitter: coalesces concurrent publishes into one store write.
 //
-// LevelDB's writer queue: every publisher enqueues its PendingAppend; the one
+// The storage engine (core/log_bus.h) queues every append, trim and key
+// collection here, so that its log sees one mutation at a time, in order.
+// LevelDB's writer queue: every publisher enqueues its QueuedCommit; the one
 // at the front becomes the leader, takes every queued append (up to a byte
 // budget) into one group, runs the commit function once for the group
 // without holding the queue lock, and hands the result to each member. A
@@ -19,7 +21,7 @@
 // Waiting: followers block on an atomic word (a futex), not a condition
 // variable, and the leader wakes its group after releasing the queue lock:
 // with tens of publishers per commit, each hand-off was several futex calls
-// under a contended lock (BENCHMARKS.md, "sync").
+// under a contended lock.
 //
 // Asynchronous members and the committer thread: SubmitAsync queues an
 // append that has no thread waiting for it; its `done` is called with the
@@ -29,7 +31,7 @@
 // without the hand-off to a woken member between them, and stops when the
 // queue is empty or a fast commit can hand over to a waiting member. An I/O
 // thread can so publish without blocking, and without the context switches
-// of a waiting thread per publish (BENCHMARKS.md, "sync=always"). The
+// of a waiting thread per publish. The
 // committer thread does not linger, so lingering applies only to groups a
 // waiting member leads.
 //
@@ -38,8 +40,8 @@
 // exception from it is the group's status). `done` runs on the committer
 // thread or the leader's and must neither block, throw, nor destroy the
 // committer.
-#ifndef KEEL_DRIVERS_DURABLE_GROUP_COMMIT_H_
-#define KEEL_DRIVERS_DURABLE_GROUP_COMMIT_H_
+#ifndef KEEL_CORE_GROUP_COMMIT_H_
+#define KEEL_CORE_GROUP_COMMIT_H_
 
 #include <array>
 #include <atomic>
@@ -55,36 +57,17 @@
 #include "absl/status/status.h"
 #include "absl/strings/string_view.h"
 #include "absl/types/span.h"
-#include "core/append_plan.h"
-#include "core/event.h"
-#include "drivers/durable/dedupe_index.h"
-#include "drivers/durable/trim.h"
+#include "absl/base/thread_annotations.h"
 
-namespace keel::durable {
+namespace keel {
 
-// One publish waiting for its group. The leader assigns sequences in
-// `events` before committing. Maintenance (retention trims, collection of
-// expired idempotency keys) rides the same queue instead of an append, so
-// that it is ordered with publishes and constant traffic cannot starve it.
-struct PendingAppend {
-  absl::string_view stream;
-  std::vector<Event>* events = nullptr;
-  std::vector<std::string>* values = nullptr;  // Encoded entries, one per event.
-  size_t bytes = 0;
-  const AppendRequest* request = nullptr;
-  std::vector<Receipt>* receipts = nullptr;  // Filled by the commit.
-
-  const TrimPlan* trim = nullptr;           // Apply this plan to `stream`.
-  DedupeCollection* collect = nullptr;      // Collect expired idempotency keys.
-  size_t collect_budget = 0;
-  bool checkpoint = false;                  // Write every head that lags (Close).
-
-  // Set by the commit function when this member alone is refused (conflict,
-  // a trim that lost a race); the member then wrote nothing.
-  absl::Status rejected;
+// One unit of work waiting for its group: the caller derives from it (a
+// publish, a trim, ...) and its commit function casts the members back.
+struct QueuedCommit {
+  size_t bytes = 0;  // Counts against the group's byte budget.
 
   // For SubmitAsync: called with the group's status; the last use of the
-  // append by the committer (it may free the append).
+  // member by the committer (it may free the member).
   std::function<void(absl::Status)> done;
 
   // Owned by GroupCommitter.
@@ -95,7 +78,7 @@ struct PendingAppend {
 
 class GroupCommitter {
  public:
-  using CommitFn = std::function<absl::Status(absl::Span<PendingAppend* const> group)>;
+  using CommitFn = std::function<absl::Status(absl::Span<QueuedCommit* const> group)>;
   using Duration = std::chrono::steady_clock::duration;
 
   static constexpr Duration kLingerThreshold = std::chrono::microseconds(50);
@@ -106,60 +89,62 @@ class GroupCommitter {
   ~GroupCommitter();
 
   // Blocks until `append`'s group is committed; returns the group's status.
-  absl::Status Submit(PendingAppend& append);
+  absl::Status Submit(QueuedCommit& append);
   // Queues `append` (with `done` set) and returns; `append` must live until
   // `done` is called.
-  void SubmitAsync(PendingAppend& append);
+  void SubmitAsync(QueuedCommit& append);
 
   // Appends waiting or being committed (for tests and metrics).
   size_t queued() const;
 
  private:
   enum State : uint32_t { kWaiting = 0, kDone = 1, kLead = 2 };
-  // Followers sleep on one of these words, never on their own PendingAppend:
+  // Followers sleep on one of these words, never on their own QueuedCommit:
   // a member may return (and free its append) as soon as it sees kDone, so
   // the leader must not touch the append after setting it. Collisions only
   // cause spurious wake-ups.
   static constexpr size_t kWakeSlots = 64;
 
-  bool Enqueue(PendingAppend& append);  // True if `append` leads at once.
-  bool EnqueueLocked(PendingAppend& append);  // The same, with mu_ held.
-  State AwaitTurn(PendingAppend& append);
+  bool Enqueue(QueuedCommit& append);  // True if `append` leads at once.
+  bool EnqueueLocked(QueuedCommit& append);  // The same, with mu_ held.
+  State AwaitTurn(QueuedCommit& append);
   void Linger(std::unique_lock<std::mutex>& lock);
-  absl::Status Lead(PendingAppend& append);
+  absl::Status Lead(QueuedCommit& append);
   // Commits a prefix of the queue; returns it, with the queue lock held again.
-  std::vector<PendingAppend*> CommitFront(std::unique_lock<std::mutex>& lock, absl::Status& status);
+  std::vector<QueuedCommit*> CommitFront(std::unique_lock<std::mutex>& lock, absl::Status& status);
   // Whether the committer thread, rather than the member at the queue's
   // front, commits next after the last commit.
   bool CommitterTakesFront() const;
   // Gives the queue's front to the committer thread; true if it must be
   // woken (it was idle).
   bool ActivateCommitter();
-  void Complete(absl::Span<PendingAppend* const> group, const PendingAppend* self,
+  void Complete(absl::Span<QueuedCommit* const> group, const QueuedCommit* self,
                 const absl::Status& status);
-  void SetState(PendingAppend& member, State state);
+  void SetState(QueuedCommit& member, State state);
   void RunCommitter();
 
   const size_t max_group_bytes_;
   const CommitFn commit_;
   std::array<std::atomic<uint32_t>, kWakeSlots> wake_{};
 
-  // Guards the fields below; a plain mutex: it is held for a few pointer
-  // operations only, never during a commit.
+  // A plain mutex: it is held for a few pointer operations only, never
+  // during a commit.
   mutable std::mutex mu_;
   std::condition_variable linger_cv_;
-  std::deque<PendingAppend*> queue_;
-  size_t queued_bytes_ = 0;
-  size_t next_slot_ = 0;
-  size_t returning_ = 0;  // Size of the last group minus appends queued since.
-  bool lingering_ = false;
-  Duration last_commit_{};
-  bool committer_active_ = false;  // The committer thread owns the queue's front.
-  bool stopping_ = false;
+  std::deque<QueuedCommit*> queue_ ABSL_GUARDED_BY(mu_);
+  size_t queued_bytes_ ABSL_GUARDED_BY(mu_) = 0;
+  size_t next_slot_ ABSL_GUARDED_BY(mu_) = 0;
+  // Size of the last group minus members queued since.
+  size_t returning_ ABSL_GUARDED_BY(mu_) = 0;
+  bool lingering_ ABSL_GUARDED_BY(mu_) = false;
+  Duration last_commit_ ABSL_GUARDED_BY(mu_){};
+  // The committer thread owns the queue's front.
+  bool committer_active_ ABSL_GUARDED_BY(mu_) = false;
+  bool stopping_ ABSL_GUARDED_BY(mu_) = false;
   std::condition_variable committer_cv_;
   std::thread committer_;  // Sleeps until a hand-over to it.
 };
 
-}  // namespace keel::durable
+}  // namespace keel
 
-#endif  // KEEL_DRIVERS_DURABLE_GROUP_COMMIT_H_
+#endif  // KEEL_CORE_GROUP_COMMIT_H_

@@ -1,7 +1,7 @@
 // The group committer coalesces publishes that queue up while a commit is in
 // flight into one commit, and hands each member its group's status, whether
 // a thread waits for it (Submit) or not (SubmitAsync).
-#include "drivers/durable/group_commit.h"
+#include "core/group_commit.h"
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
@@ -14,7 +14,7 @@
 
 #include "core/mutex.h"
 
-namespace keel::durable {
+namespace keel {
 namespace {
 
 // A commit function that records each group's size and holds the first
@@ -22,7 +22,7 @@ namespace {
 // it return `later`.
 struct HeldFirstCommit {
   GroupCommitter::CommitFn Fn() {
-    return [this](absl::Span<PendingAppend* const> group) {
+    return [this](absl::Span<QueuedCommit* const> group) {
       {
         MutexLock lock(&mu);
         sizes.push_back(group.size());
@@ -49,7 +49,7 @@ TEST(GroupCommitTest, AppendsQueuedDuringACommitShareTheNextCommit) {
   GroupCommitter committer(1 << 20, commits.Fn());
 
   constexpr int kFollowers = 10;
-  std::vector<PendingAppend> appends(kFollowers + 1);
+  std::vector<QueuedCommit> appends(kFollowers + 1);
   std::vector<std::thread> threads;
   threads.emplace_back([&] { EXPECT_TRUE(committer.Submit(appends[0]).ok()); });
   commits.started.WaitForNotification();
@@ -64,10 +64,10 @@ TEST(GroupCommitTest, AppendsQueuedDuringACommitShareTheNextCommit) {
 }
 
 TEST(GroupCommitTest, EveryMemberGetsTheGroupError) {
-  GroupCommitter committer(1 << 20, [](absl::Span<PendingAppend* const>) {
+  GroupCommitter committer(1 << 20, [](absl::Span<QueuedCommit* const>) {
     return absl::UnavailableError("disk gone");
   });
-  PendingAppend append;
+  QueuedCommit append;
   EXPECT_EQ(committer.Submit(append).code(), absl::StatusCode::kUnavailable);
   EXPECT_EQ(committer.queued(), 0u);
 }
@@ -75,7 +75,7 @@ TEST(GroupCommitTest, EveryMemberGetsTheGroupError) {
 TEST(GroupCommitTest, ByteBudgetSplitsGroups) {
   HeldFirstCommit commits;
   GroupCommitter committer(100, commits.Fn());
-  std::vector<PendingAppend> appends(5);
+  std::vector<QueuedCommit> appends(5);
   for (auto& append : appends) append.bytes = 40;  // Two fit in 100 bytes.
   std::vector<std::thread> threads;
   threads.emplace_back([&] { EXPECT_TRUE(committer.Submit(appends[0]).ok()); });
@@ -91,7 +91,7 @@ TEST(GroupCommitTest, ByteBudgetSplitsGroups) {
 
 // An asynchronous append and what its `done` was told.
 struct AsyncAppend {
-  PendingAppend append;
+  QueuedCommit append;
   Notification answered;
   absl::Status status;
 
@@ -110,8 +110,8 @@ struct AsyncAppend {
 TEST(GroupCommitTest, AsyncAppendsAreCommittedInOrderAndAnswered) {
   std::vector<AsyncAppend> appends(20);
   Mutex mu;
-  std::vector<PendingAppend*> committed;
-  GroupCommitter committer(1 << 20, [&](absl::Span<PendingAppend* const> group) {
+  std::vector<QueuedCommit*> committed;
+  GroupCommitter committer(1 << 20, [&](absl::Span<QueuedCommit* const> group) {
     MutexLock lock(&mu);
     committed.insert(committed.end(), group.begin(), group.end());
     return absl::OkStatus();
@@ -131,7 +131,7 @@ TEST(GroupCommitTest, WaitingAndAsyncMembersShareAGroupAndItsError) {
   HeldFirstCommit commits;
   commits.later = absl::UnavailableError("disk gone");
   GroupCommitter committer(1 << 20, commits.Fn());
-  PendingAppend first, waiting;
+  QueuedCommit first, waiting;
   std::thread leader([&] { EXPECT_TRUE(committer.Submit(first).ok()); });
   commits.started.WaitForNotification();
   before.Submit(committer);
@@ -160,7 +160,7 @@ TEST(GroupCommitTest, MixedSubmittersNeverCommitConcurrently) {
   std::atomic<bool> in_commit{false};
   std::atomic<int> overlaps{0};
   std::atomic<size_t> committed{0};
-  GroupCommitter committer(1 << 20, [&](absl::Span<PendingAppend* const> group) {
+  GroupCommitter committer(1 << 20, [&](absl::Span<QueuedCommit* const> group) {
     if (in_commit.exchange(true)) overlaps.fetch_add(1);
     // Some commits are slow, like a disk's, so that the committer thread
     // takes over; the others are fast and hand back to waiting members.
@@ -174,7 +174,7 @@ TEST(GroupCommitTest, MixedSubmittersNeverCommitConcurrently) {
     threads.emplace_back([&, t] {
       for (int i = 0; i < kPerThread; ++i) {
         if ((t + i) % 2 == 0) {
-          PendingAppend append;
+          QueuedCommit append;
           EXPECT_TRUE(committer.Submit(append).ok());
         } else {
           AsyncAppend& append = answered_later[t].emplace_back();
@@ -191,10 +191,10 @@ TEST(GroupCommitTest, MixedSubmittersNeverCommitConcurrently) {
 
 TEST(GroupCommitTest, AnExceptionFromTheCommitIsTheGroupsStatus) {
   AsyncAppend async;
-  GroupCommitter committer(1 << 20, [](absl::Span<PendingAppend* const>) -> absl::Status {
+  GroupCommitter committer(1 << 20, [](absl::Span<QueuedCommit* const>) -> absl::Status {
     throw std::runtime_error("out of memory, say");
   });
-  PendingAppend waiting;
+  QueuedCommit waiting;
   EXPECT_EQ(committer.Submit(waiting).code(), absl::StatusCode::kInternal);
   async.Submit(committer);
   ASSERT_TRUE(async.answered.WaitForNotificationWithTimeout(absl::Seconds(60)));
@@ -203,4 +203,4 @@ TEST(GroupCommitTest, AnExceptionFromTheCommitIsTheGroupsStatus) {
 }
 
 }  // namespace
-}  // namespace keel::durable
+}  // namespace keel

@@ -1,4 +1,4 @@
-#include "drivers/durable/group_commit.h"
+#include "core/group_commit.h"
 
 #include <algorithm>
 #include <thread>
@@ -6,7 +6,7 @@
 
 #include "core/errors.h"
 
-namespace keel::durable {
+namespace keel {
 namespace {
 
 // Spins before sleeping: a group's members are often woken within a few
@@ -23,17 +23,17 @@ void CpuRelax() {
 
 }  // namespace
 
-absl::Status GroupCommitter::Submit(PendingAppend& append) {
+absl::Status GroupCommitter::Submit(QueuedCommit& append) {
   if (!Enqueue(append) && AwaitTurn(append) == kDone) return append.status;
   return Lead(append);
 }
 
-bool GroupCommitter::Enqueue(PendingAppend& append) {
+bool GroupCommitter::Enqueue(QueuedCommit& append) {
   std::lock_guard<std::mutex> lock(mu_);
   return EnqueueLocked(append);
 }
 
-bool GroupCommitter::EnqueueLocked(PendingAppend& append) {
+bool GroupCommitter::EnqueueLocked(QueuedCommit& append) {
   append.state.store(kWaiting, std::memory_order_relaxed);
   append.wake_slot = next_slot_++ % kWakeSlots;
   queue_.push_back(&append);
@@ -47,7 +47,7 @@ bool GroupCommitter::EnqueueLocked(PendingAppend& append) {
   return queue_.front() == &append;
 }
 
-GroupCommitter::State GroupCommitter::AwaitTurn(PendingAppend& append) {
+GroupCommitter::State GroupCommitter::AwaitTurn(QueuedCommit& append) {
   std::atomic<uint32_t>& slot = wake_[append.wake_slot];
   for (int i = 0; i < kSpins; ++i) {
     if (uint32_t state = append.state.load(std::memory_order_acquire); state != kWaiting) {
@@ -66,7 +66,7 @@ GroupCommitter::State GroupCommitter::AwaitTurn(PendingAppend& append) {
   }
 }
 
-void GroupCommitter::SetState(PendingAppend& member, State state) {
+void GroupCommitter::SetState(QueuedCommit& member, State state) {
   std::atomic<uint32_t>& slot = wake_[member.wake_slot];
   member.state.store(state, std::memory_order_release);  // Last touch of `member`.
   slot.fetch_add(1, std::memory_order_release);
@@ -100,7 +100,7 @@ GroupCommitter::~GroupCommitter() {
   committer_.join();
 }
 
-void GroupCommitter::SubmitAsync(PendingAppend& append) {
+void GroupCommitter::SubmitAsync(QueuedCommit& append) {
   bool wake = false;
   {
     std::lock_guard<std::mutex> lock(mu_);
@@ -110,13 +110,13 @@ void GroupCommitter::SubmitAsync(PendingAppend& append) {
   if (wake) committer_cv_.notify_one();
 }
 
-absl::Status GroupCommitter::Lead(PendingAppend& append) {
+absl::Status GroupCommitter::Lead(QueuedCommit& append) {
   std::unique_lock<std::mutex> lock(mu_);
   Linger(lock);
   absl::Status status;
-  const std::vector<PendingAppend*> group = CommitFront(lock, status);
+  const std::vector<QueuedCommit*> group = CommitFront(lock, status);
   returning_ = group.size();
-  PendingAppend* next = nullptr;
+  QueuedCommit* next = nullptr;
   bool wake = false;
   if (!queue_.empty()) {
     if (CommitterTakesFront()) {
@@ -141,9 +141,9 @@ void GroupCommitter::RunCommitter() {
     committer_cv_.wait(lock, [this] { return committer_active_ || stopping_; });
     if (!committer_active_) return;  // Stopping, with nothing queued.
     absl::Status status;
-    const std::vector<PendingAppend*> group = CommitFront(lock, status);
+    const std::vector<QueuedCommit*> group = CommitFront(lock, status);
     returning_ = 0;  // The committer does not linger: it has no members to wait for.
-    PendingAppend* next = nullptr;
+    QueuedCommit* next = nullptr;
     if (queue_.empty() || !CommitterTakesFront()) {
       committer_active_ = false;
       if (!queue_.empty()) next = queue_.front();
@@ -155,12 +155,12 @@ void GroupCommitter::RunCommitter() {
   }
 }
 
-std::vector<PendingAppend*> GroupCommitter::CommitFront(std::unique_lock<std::mutex>& lock,
+std::vector<QueuedCommit*> GroupCommitter::CommitFront(std::unique_lock<std::mutex>& lock,
                                                         absl::Status& status) {
   // Take a prefix of the queue within the byte budget (always >= 1).
-  std::vector<PendingAppend*> group;
+  std::vector<QueuedCommit*> group;
   size_t bytes = 0;
-  for (PendingAppend* member : queue_) {
+  for (QueuedCommit* member : queue_) {
     if (!group.empty() && bytes + member->bytes > max_group_bytes_) break;
     group.push_back(member);
     bytes += member->bytes;
@@ -190,9 +190,9 @@ bool GroupCommitter::ActivateCommitter() {
   return !std::exchange(committer_active_, true);
 }
 
-void GroupCommitter::Complete(absl::Span<PendingAppend* const> group, const PendingAppend* self,
+void GroupCommitter::Complete(absl::Span<QueuedCommit* const> group, const QueuedCommit* self,
                               const absl::Status& status) {
-  for (PendingAppend* member : group) {
+  for (QueuedCommit* member : group) {
     if (member == self) continue;
     if (member->done) {
       std::function<void(absl::Status)> done = std::move(member->done);
@@ -209,4 +209,4 @@ size_t GroupCommitter::queued() const {
   return queue_.size();
 }
 
-}  // namespace keel::durable
+}  // namespace keel

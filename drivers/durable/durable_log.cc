@@ -1,0 +1,379 @@
+#include "drivers/durable/durable_log.h"
+
+#include <algorithm>
+
+#include "absl/strings/match.h"
+#include "absl/strings/str_cat.h"
+#include "core/errors.h"
+#include "core/status_macros.h"
+#include "drivers/durable/dedupe_index.h"
+#include "drivers/durable/store_metadata.h"
+#include "drivers/durable/trim.h"
+
+namespace keel::durable {
+namespace {
+
+// Entries encoded on the publisher's thread: the committer only moves them
+// into its batch.
+struct PreparedEntries final : PreparedRecords {
+  std::vector<std::string> values;  // One per event, in order.
+};
+
+}  // namespace
+
+DurableLog::DurableLog(std::shared_ptr<StateStore> store, const DurableOptions& options,
+                       const DriverContext& context, RecoveredState recovered)
+    : store_(std::move(store)),
+      options_(options),
+      context_(context),
+      epoch_(recovered.meta.epoch),
+      format_(recovered.meta.format),
+      epochs_(recovered.meta.epoch, recovered.meta.earlier_epochs,
+              std::move(recovered.epoch_starts)),
+      heads_(recovered.heads),
+      checkpoints_(options.head_checkpoint_bytes),
+      verifier_(*store_, format_, *context.logger, recovered.heads,
+                [this](absl::string_view stream, const Head& head) {
+                  MutexLock lock(&heads_mu_);
+                  heads_[stream] = head;
+                }) {
+  if (options_.verify_in_background) verifier_.StartSweep();
+  if (options_.sync == SyncMode::kInterval) syncer_ = std::thread([this] { SyncLoop(); });
+}
+
+DurableLog::~DurableLog() {
+  verifier_.Stop();
+  {
+    MutexLock lock(&sync_mu_);
+    stopping_ = true;
+  }
+  if (syncer_.joinable()) syncer_.join();
+}
+
+// A store that refuses writes (LevelDB, after one failed) leaves the bus
+// serving reads only, until a restart: /readyz says so.
+std::string DurableLog::DegradedReason() const {
+  absl::Status refused = store_->WriteStatus();
+  if (refused.ok() || GetErrorKind(refused) == ErrorKind::kClosed) return "";
+  return absl::StrCat("the store takes no writes, so publishes fail until a restart: ",
+                      refused.message());
+}
+
+std::unique_ptr<MetadataStore> DurableLog::TakeMetadataStore() {
+  return NewStoreMetadata(store_);
+}
+
+Head DurableLog::CurrentHead(absl::string_view stream) const {
+  ReaderMutexLock lock(&heads_mu_);
+  auto it = heads_.find(stream);
+  return it == heads_.end() ? Head{} : it->second;
+}
+
+LogBounds DurableLog::BoundsOf(const Head& head) {
+  return LogBounds{head.first, head.next, head.bytes, head.oldest_time};
+}
+
+absl::StatusOr<LogBounds> DurableLog::Bounds(absl::string_view stream) {
+  KEEL_RETURN_IF_ERROR(verifier_.Ensure(stream));
+  Head head = CurrentHead(stream);
+  if (!head.started()) {
+    KEEL_RETURN_IF_ERROR(AdoptHeadless(stream));
+    head = CurrentHead(stream);
+  }
+  return BoundsOf(head);
+}
+
+// A stream's first commit writes its head; later ones do not, until a
+// checkpoint. Should a crash lose that first commit but keep a later one
+// (LevelDB drops a damaged log block and reads on; nothing orders unsynced
+// blocks), entries would be left with no head: recovery would not see the
+// stream, and its sequences would start again at 1 over them. So before a
+// headless stream is given a sequence it is looked up in the store, and
+// entries found there are taken in, as a lagging head is caught up
+// (VerifyTail).
+absl::Status DurableLog::AdoptHeadless(absl::string_view stream) {
+  MutexLock adopting(&adopt_mu_);
+  Head found = CurrentHead(stream);
+  if (found.started()) return absl::OkStatus();  // Adopted or committed meanwhile.
+  const uint64_t next = found.next;
+  KEEL_ASSIGN_OR_RETURN(TailRepair repair, VerifyTail(*store_, format_, stream, found));
+  if (!repair.changed()) return absl::OkStatus();
+  // Written at once, as the verifier writes its repairs: an idempotency key
+  // looked up after this must not find a dropped entry's.
+  KEEL_RETURN_IF_ERROR(WriteRepair(*store_, stream, repair, found));
+  context_.logger->Warn(absl::StrCat("durable: stream '", stream,
+                                     "' had entries but no head record (a crash lost its "
+                                     "first write); next sequence ",
+                                     next, " -> ", found.next));
+  LogDropped(*context_.logger, stream, repair, found);
+  MutexLock lock(&heads_mu_);
+  heads_[stream] = found;
+  adopted_.emplace(stream);
+  return absl::OkStatus();
+}
+
+absl::StatusOr<std::vector<std::pair<std::string, LogBounds>>> DurableLog::List(
+    absl::string_view prefix, size_t limit) {
+  std::vector<std::pair<std::string, LogBounds>> listed;
+  {
+    ReaderMutexLock lock(&heads_mu_);
+    for (const auto& [stream, head] : heads_) {
+      if (absl::StartsWith(stream, prefix)) listed.emplace_back(stream, BoundsOf(head));
+    }
+  }
+  std::sort(listed.begin(), listed.end(),
+            [](const auto& a, const auto& b) { return a.first < b.first; });
+  if (listed.size() > limit) listed.resize(limit);
+  // A head read at open may lag its entries until its stream is verified
+  // (after a crash, by up to a head checkpoint); verify what is listed. Once
+  // every stream is verified this is one atomic load each. A stream that
+  // fails verification is listed as read: its own operations report that.
+  for (auto& [stream, bounds] : listed) {
+    if (verifier_.Ensure(stream).ok()) bounds = BoundsOf(CurrentHead(stream));
+  }
+  return listed;
+}
+
+absl::Status DurableLog::Read(absl::string_view stream, uint64_t from, uint64_t to,
+                              ReadSink& sink) {
+  if (from > to) return absl::OkStatus();
+  std::unique_ptr<StoreIterator> it =
+      store_->NewIterator(KeyRange{EntryKey(stream, from), EntryKey(stream, to + 1)});
+  for (it->Seek(EntryKey(stream, from)); it->Valid(); it->Next()) {
+    KEEL_ASSIGN_OR_RETURN(uint64_t seq, EntrySequence(it->key()));
+    absl::Status decoded = DecodeEntryInto(stream, seq, it->value(), format_, sink.Slot());
+    if (!decoded.ok()) {
+      return absl::DataLossError(
+          absl::StrCat("key ", PrintableKey(it->key()), ": ", decoded.message()));
+    }
+    if (!sink.Take()) break;
+  }
+  return it->status();
+}
+
+std::unique_ptr<PreparedRecords> DurableLog::Prepare(absl::Span<const Event> events) {
+  auto prepared = std::make_unique<PreparedEntries>();
+  prepared->values.reserve(events.size());
+  for (const Event& event : events) prepared->values.push_back(EncodeEntry(event, format_));
+  return prepared;
+}
+
+DurableLog::GroupState::Staged& DurableLog::StagedHead(GroupState& state,
+                                                       absl::string_view stream) {
+  auto it = state.heads.find(stream);
+  if (it != state.heads.end()) return it->second;
+  Head head;
+  bool adopted = false;
+  {
+    MutexLock lock(&heads_mu_);
+    if (auto found = heads_.find(stream); found != heads_.end()) head = found->second;
+    adopted = adopted_.erase(stream) > 0;
+  }
+  GroupState::Staged staged{head, !head.started() || adopted};
+  staged.needs_start = epochs_.NeedsStart(stream);
+  state.new_stream = state.new_stream || staged.unstored;
+  return state.heads.emplace(stream, staged).first->second;
+}
+
+absl::Status DurableLog::StageAppend(GroupState& state, const LogAppend& part) {
+  if (part.events.empty()) return absl::OkStatus();
+  GroupState::Staged& staged = StagedHead(state, part.stream);
+  Head& head = staged.head;
+  if (part.events.front().sequence != head.next) {
+    return absl::InternalError(absl::StrCat("stream '", part.stream, "': append at sequence ",
+                                            part.events.front().sequence, ", expected ",
+                                            head.next));
+  }
+  if (staged.needs_start) {
+    // In the write that holds the entry, and synced: were that write lost
+    // and a later one of the stream kept, a stream with no head would take
+    // the later entries in (AdoptHeadless) and start its epoch after them,
+    // so cursors of earlier epochs would pass sequences given again. One
+    // fsync per stream per epoch.
+    state.batch.Put(EpochStartKey(part.stream, epoch_), EncodeEpochStart(head.next));
+    state.holds_epoch_start = true;
+    staged.needs_start = false;
+    staged.start = head.next;
+  }
+  auto* prepared = static_cast<PreparedEntries*>(part.prepared);
+  for (size_t i = 0; i < part.events.size(); ++i) {
+    const Event& event = part.events[i];
+    if (head.count() == 0) head.oldest_time = event.time;
+    head.next = event.sequence + 1;
+    head.bytes += event.ApproximateSize();
+    // A prepared value is not needed after the write: move it, not copy it.
+    state.batch.PutOwned(EntryKey(part.stream, event.sequence),
+                         prepared != nullptr ? std::move(prepared->values[i])
+                                             : EncodeEntry(event, format_));
+  }
+  for (const LogKey& key : part.keys) {
+    StageDedupe(state.batch, part.stream, key.key, key.hit, key.expires);
+  }
+  return absl::OkStatus();
+}
+
+absl::Status DurableLog::Append(absl::Span<const LogAppend> group) {
+  GroupState state;
+  // An entry per event and at most a head per member: the records of most
+  // groups. Idempotency keys add theirs on top, at the cost of a
+  // reallocation.
+  size_t records = 0;
+  for (const LogAppend& part : group) records += part.events.size() + 1;
+  state.batch.Reserve(records);
+  for (const LogAppend& part : group) KEEL_RETURN_IF_ERROR(StageAppend(state, part));
+  return Commit(state, checkpoints_.Due(state.batch.ApproximateBytes()));
+}
+
+absl::Status DurableLog::TrimPrefix(absl::string_view stream, const LogTrim& cut) {
+  KEEL_RETURN_IF_ERROR(verifier_.Ensure(stream));
+  GroupState state;
+  GroupState::Staged& staged = StagedHead(state, stream);
+  const TrimPlan plan{cut.from, cut.new_first, cut.bytes, cut.new_oldest};
+  KEEL_RETURN_IF_ERROR(ApplyTrim(*store_, format_, state.batch, stream, plan, staged.head));
+  staged.trimmed = true;
+  return Commit(state, /*checkpoint=*/false);
+}
+
+absl::Status DurableLog::Commit(GroupState& state, bool checkpoint) {
+  const uint64_t batch_bytes = state.batch.ApproximateBytes();
+  const std::vector<absl::string_view> unwritten = StageHeads(state, checkpoint);
+  // A stream's first head appears in heads_ only with the write that holds
+  // it (AdoptHeadless looks for headless streams' entries meanwhile).
+  std::optional<MutexLock> adopting;
+  if (state.new_stream) adopting.emplace(&adopt_mu_);
+  KEEL_RETURN_IF_ERROR(WriteGroup(state));
+  {
+    MutexLock lock(&heads_mu_);
+    for (const auto& [stream, staged] : state.heads) {
+      if (staged.head.started()) heads_[stream] = staged.head;  // Else, as before: no stream.
+      if (staged.start != 0) epochs_.Started(stream, staged.start);
+    }
+  }
+  checkpoints_.Committed(checkpoint, unwritten, batch_bytes);
+  return absl::OkStatus();
+}
+
+absl::Status DurableLog::WriteGroup(const GroupState& state) {
+  if (state.batch.size() == 0) return absl::OkStatus();  // Nothing staged, nothing to sync.
+  if (state.needs_barrier && options_.sync != SyncMode::kAlways) {
+    // Some head staged here accounts for entries of earlier, unsynced
+    // writes. Those reach the disk first: LevelDB may keep a later log block
+    // and lose an earlier one, and a head must never outlive any of its
+    // entries (a hole below a head would be read past without a signal).
+    KEEL_RETURN_IF_ERROR(store_->Write(WriteBatch(), WriteOptions{.sync = true}));
+    if (options_.sync == SyncMode::kInterval) Synced();  // The interval restarts here.
+  }
+  const absl::Time start = context_.on_store_write ? absl::Now() : absl::InfinitePast();
+  const bool sync = state.holds_epoch_start || SyncThisWrite();
+  absl::Status status = store_->Write(state.batch, WriteOptions{.sync = sync});
+  if (status.ok() && state.holds_epoch_start && options_.sync == SyncMode::kInterval) Synced();
+  if (context_.on_store_write) context_.on_store_write(absl::Now() - start);
+  return status;
+}
+
+std::vector<absl::string_view> DurableLog::StageHeads(GroupState& state, bool checkpoint) {
+  std::vector<absl::string_view> unwritten;
+  for (const auto& [stream, staged] : state.heads) {
+    if (!staged.head.started()) continue;  // Nothing appended.
+    if (checkpoint || staged.unstored || staged.trimmed) {
+      state.batch.Put(HeadKey(stream), EncodeHead(staged.head));
+      // A stored head lags: this one accounts for earlier writes' entries too.
+      if (!staged.unstored) state.needs_barrier = true;
+    } else {
+      unwritten.push_back(stream);
+    }
+  }
+  if (!checkpoint) return unwritten;
+  for (const std::string& stream : checkpoints_.lagging()) {
+    if (state.heads.contains(stream)) continue;
+    state.batch.Put(HeadKey(stream), EncodeHead(CurrentHead(stream)));
+    state.needs_barrier = true;
+  }
+  return unwritten;
+}
+
+absl::StatusOr<std::optional<DedupeHit>> DurableLog::FindKey(absl::string_view stream,
+                                                             absl::string_view key,
+                                                             absl::Time now) {
+  return LookupDedupe(*store_, stream, key, now);
+}
+
+absl::StatusOr<KeyCollection> DurableLog::CollectKeys(absl::Time now, size_t budget) {
+  GroupState state;
+  KEEL_ASSIGN_OR_RETURN(DedupeCollection collection,
+                        CollectExpiredKeys(*store_, state.batch, now, budget));
+  KEEL_RETURN_IF_ERROR(WriteGroup(state));
+  return KeyCollection{collection.collected, collection.next_expiry};
+}
+
+absl::StatusOr<absl::Time> DurableLog::NextKeyExpiry() { return FirstExpiry(*store_); }
+
+void DurableLog::Synced() {
+  MutexLock lock(&sync_mu_);
+  last_sync_ = absl::Now();
+  dirty_ = false;
+}
+
+bool DurableLog::SyncThisWrite() {
+  switch (options_.sync) {
+    case SyncMode::kAlways:
+      return true;
+    case SyncMode::kNone:
+      return false;
+    case SyncMode::kInterval:
+      break;
+  }
+  MutexLock lock(&sync_mu_);
+  absl::Time now = absl::Now();
+  if (now - last_sync_ >= options_.sync_interval) {
+    last_sync_ = now;
+    dirty_ = false;
+    return true;
+  }
+  dirty_ = true;
+  return false;
+}
+
+// kInterval: makes sure unsynced writes reach the disk within one interval
+// even when no further publish comes to carry the sync.
+void DurableLog::SyncLoop() {
+  MutexLock lock(&sync_mu_);
+  while (!stopping_) {
+    sync_mu_.AwaitWithTimeout([this]()
+                                  ABSL_EXCLUSIVE_LOCKS_REQUIRED(sync_mu_) { return stopping_; },
+                              options_.sync_interval);
+    if (!dirty_ || absl::Now() - last_sync_ < options_.sync_interval) continue;
+    dirty_ = false;
+    last_sync_ = absl::Now();
+    sync_mu_.Unlock();
+    absl::Status status = store_->Write(WriteBatch(), WriteOptions{.sync = true});
+    if (!status.ok()) {
+      context_.logger->Error(absl::StrCat("durable: periodic sync failed: ", status.ToString()));
+    }
+    sync_mu_.Lock();
+  }
+}
+
+absl::Status DurableLog::Close() {
+  verifier_.Stop();
+  {
+    MutexLock lock(&sync_mu_);
+    stopping_ = true;
+  }
+  if (syncer_.joinable()) syncer_.join();
+  // Every head written, so that the next open reads no entries to catch one up.
+  GroupState checkpoint;
+  absl::Status status = Commit(checkpoint, /*checkpoint=*/true);
+  // The last write flushes everything (under interval or none) and, only
+  // when everything else worked, tells the next open that the store was
+  // closed cleanly.
+  WriteBatch last;
+  if (status.ok() && opened_) last.Delete(OpenMarkerKey());
+  if (!last.empty() || options_.sync != SyncMode::kAlways) {
+    status.Update(store_->Write(last, WriteOptions{.sync = true}));
+  }
+  if (options_.close_store) status.Update(store_->Close());
+  return status;
+}
+
+}  // namespace keel::durable

@@ -1,0 +1,149 @@
+// DurableLog: the durable driver's storage (core/stream_log.h) in a
+// StateStore, LevelDB by default. Layout: rfcs/0003-durable-layout.md.
+//
+// Each event is one immutable entry record; each stream has one small head
+// record, written with its first events and then at head checkpoints, never
+// ahead of the entries (head_checkpoints.h). One Append is one store write
+// (synced under SyncMode::kAlways), holding the group's entries, their
+// idempotency records, the heads it must write and, in a store with earlier
+// epochs, each stream's first sequence in this epoch (epoch_history.h).
+//
+// Heads are read at open (recovery.h) and each is checked against its
+// stream's last entry once, lazily (tail_verifier.h): a stream's Bounds
+// first waits for that. A stream that has entries but no head (a crash
+// lost its first write and kept a later one) is taken in by the first
+// Bounds that finds it headless, before any sequence is given to it.
+//
+// Thread safety: as StreamLog requires.
+#ifndef KEEL_DRIVERS_DURABLE_DURABLE_LOG_H_
+#define KEEL_DRIVERS_DURABLE_DURABLE_LOG_H_
+
+#include <atomic>
+#include <memory>
+#include <string>
+#include <thread>
+#include <utility>
+#include <vector>
+
+#include "absl/base/thread_annotations.h"
+#include "absl/container/flat_hash_map.h"
+#include "absl/container/flat_hash_set.h"
+#include "core/driver_factory.h"
+#include "core/mutex.h"
+#include "core/stream_log.h"
+#include "drivers/durable/durable_bus.h"
+#include "drivers/durable/epoch_history.h"
+#include "drivers/durable/head_checkpoints.h"
+#include "drivers/durable/key_layout.h"
+#include "drivers/durable/recovery.h"
+#include "drivers/durable/tail_verifier.h"
+#include "statestore/state_store.h"
+
+namespace keel::durable {
+
+class DurableLog final : public StreamLog {
+ public:
+  DurableLog(std::shared_ptr<StateStore> store, const DurableOptions& options,
+             const DriverContext& context, RecoveredState recovered);
+  ~DurableLog() override;
+
+  // The open succeeded: Close() may now clear the open marker. A log that
+  // failed to open is closed without clearing it, so the next open still
+  // finds the crash this one found.
+  void Opened() { opened_ = true; }
+
+  uint64_t epoch() const override { return epoch_; }
+  absl::StatusOr<LogBounds> Bounds(absl::string_view stream) override;
+  absl::StatusOr<std::vector<std::pair<std::string, LogBounds>>> List(absl::string_view prefix,
+                                                                      size_t limit) override;
+  absl::Status Read(absl::string_view stream, uint64_t from, uint64_t to,
+                    ReadSink& sink) override;
+  absl::Status Append(absl::Span<const LogAppend> group) override;
+  absl::Status TrimPrefix(absl::string_view stream, const LogTrim& cut) override;
+  absl::Status Close() override;
+  std::unique_ptr<PreparedRecords> Prepare(absl::Span<const Event> events) override;
+
+  bool KeepsKeys() const override { return true; }
+  absl::StatusOr<std::optional<DedupeHit>> FindKey(absl::string_view stream, absl::string_view key,
+                                                   absl::Time now) override;
+  absl::StatusOr<KeyCollection> CollectKeys(absl::Time now, size_t budget) override;
+  absl::StatusOr<absl::Time> NextKeyExpiry() override;
+
+  std::vector<EarlierEpoch> EarlierEpochs(absl::string_view stream) const override {
+    return epochs_.CursorBounds(stream);
+  }
+  std::unique_ptr<MetadataStore> TakeMetadataStore() override;
+  bool AppendsMayBlock() const override { return true; }
+  std::string DegradedReason() const override;
+
+ private:
+  // What one store write stages.
+  struct GroupState {
+    WriteBatch batch;
+    struct Staged {
+      Head head;
+      bool unstored;         // The store had no head for the stream: this one is written.
+      bool trimmed = false;  // A trim moved its first sequence: this one is written.
+      // The stream's start in this epoch: still to be staged (needs_start),
+      // or staged here at `start` (0: not by this group).
+      bool needs_start = false;
+      uint64_t start = 0;
+    };
+    absl::flat_hash_map<absl::string_view, Staged> heads;
+    // A head is staged that accounts for entries of earlier writes (any but
+    // a stream's first): those must be on disk first. Set by StageHeads.
+    bool needs_barrier = false;
+    // An epoch start is staged: the write is synced whatever the mode
+    // (StageAppend says why).
+    bool holds_epoch_start = false;
+    bool new_stream = false;  // A stream gets its first head.
+  };
+
+  Head CurrentHead(absl::string_view stream) const;
+  static LogBounds BoundsOf(const Head& head);
+  absl::Status AdoptHeadless(absl::string_view stream);
+  GroupState::Staged& StagedHead(GroupState& state, absl::string_view stream);
+  absl::Status StageAppend(GroupState& state, const LogAppend& part);
+  // Stages the heads `state` must write, writes it and installs its heads.
+  absl::Status Commit(GroupState& state, bool checkpoint);
+  // Puts the heads `state` must write; returns the streams whose heads it
+  // leaves unwritten (they lag from now on).
+  std::vector<absl::string_view> StageHeads(GroupState& state, bool checkpoint);
+  // The store write, after a synced barrier when `needs_barrier`.
+  absl::Status WriteGroup(const GroupState& state);
+  bool SyncThisWrite();
+  // kInterval: a synced write (a barrier) just made every earlier write
+  // durable, so the interval starts again from it.
+  void Synced();
+  void SyncLoop();
+
+  const std::shared_ptr<StateStore> store_;
+  const DurableOptions options_;
+  const DriverContext context_;
+  const uint64_t epoch_;
+  const StoreFormat format_;
+  EpochHistory epochs_;
+
+  mutable Mutex heads_mu_;
+  absl::flat_hash_map<std::string, Head> heads_ ABSL_GUARDED_BY(heads_mu_);
+  // Streams AdoptHeadless took in whose next commit writes their head, as
+  // a stream's first commit does.
+  absl::flat_hash_set<std::string> adopted_ ABSL_GUARDED_BY(heads_mu_);
+  // Held while a stream goes from no head to a head (its first commit, or
+  // AdoptHeadless), so that a headless stream is looked up in the store
+  // only while no commit of it is under way.
+  Mutex adopt_mu_;
+  HeadCheckpoints checkpoints_;  // Committing thread only.
+  TailVerifier verifier_;        // After heads_: it installs repairs there.
+
+  Mutex sync_mu_;
+  absl::Time last_sync_ ABSL_GUARDED_BY(sync_mu_) = absl::InfinitePast();
+  bool dirty_ ABSL_GUARDED_BY(sync_mu_) = false;  // Unsynced writes exist.
+  bool stopping_ ABSL_GUARDED_BY(sync_mu_) = false;
+  bool opened_ = false;  // Set by Opened(), read by Close (one thread, in that order).
+  std::thread syncer_;
+};
+
+}  // namespace keel::durable
+
+#endif  // KEEL_DRIVERS_DURABLE_DURABLE_LOG_H_

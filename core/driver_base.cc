@@ -3,6 +3,8 @@
 #include "absl/cleanup/cleanup.h"
 #include "absl/strings/str_cat.h"
 #include "core/errors.h"
+#include "core/group_coordinator.h"
+#include "core/policy_registry.h"
 #include "core/status_macros.h"
 
 namespace keel {
@@ -16,6 +18,8 @@ DriverBase::DriverBase(DriverContext context, PublishLimits limits)
       groups_(std::make_unique<GroupCoordinator>(*metadata_, *this, *context_.clock)) {}
 
 DriverBase::~DriverBase() = default;
+
+ConsumerGroups* DriverBase::groups() { return groups_.get(); }
 
 void DriverBase::InitFanOut() { fanout_ = std::make_unique<FanOut>(this, context_.clock); }
 

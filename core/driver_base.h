@@ -24,22 +24,23 @@
 #define KEEL_CORE_DRIVER_BASE_H_
 
 #include <memory>
-#include "absl/strings/string_view.h"
 #include <vector>
 
 #include "absl/base/thread_annotations.h"
-#include "core/mutex.h"
+#include "absl/strings/string_view.h"
 #include "core/append_plan.h"
 #include "core/driver_factory.h"
 #include "core/event_bus.h"
 #include "core/fanout.h"
-#include "core/group_coordinator.h"
 #include "core/metadata_store.h"
-#include "core/policy_registry.h"
+#include "core/mutex.h"
 #include "core/publish_validation.h"
 #include "core/replayer.h"
 
 namespace keel {
+
+class GroupCoordinator;  // core/group_coordinator.h
+class PolicyRegistry;    // core/policy_registry.h
 
 class DriverBase : public EventBus, public Replayer {
  public:
@@ -64,7 +65,7 @@ class DriverBase : public EventBus, public Replayer {
   absl::StatusOr<std::unique_ptr<Subscription>> Subscribe(
       const SubscribeOptions& options) override;
   Replayer* replayer() override { return this; }
-  ConsumerGroups* groups() override { return groups_.get(); }
+  ConsumerGroups* groups() override;
   absl::Status Close(absl::Duration drain_timeout = absl::Seconds(10)) final;
 
  protected:

@@ -13,6 +13,7 @@
 #include "core/errors.h"
 #include "core/group_commit.h"
 #include "core/log_trim.h"
+#include "core/policy_registry.h"
 #include "core/status_macros.h"
 
 namespace keel {

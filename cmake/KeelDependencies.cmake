@@ -7,3 +7,9 @@ find_package(Protobuf REQUIRED)
 find_package(leveldb REQUIRED)
 find_package(spdlog REQUIRED)
 find_package(Threads REQUIRED)
+# libnats (the NATS C client) for the jetstream driver. Debian 12's
+# libnats-dev ships a CMake package (cnats) that names a static library and
+# libprotobuf-c.so, which the package does not install, so find_package
+# fails; its pkg-config file is sound.
+find_package(PkgConfig REQUIRED)
+pkg_check_modules(NATS REQUIRED IMPORTED_TARGET libnats)

@@ -1,0 +1,74 @@
+// Claim: a conditional publish that claims the slot after a subject's last
+// message, and survives not knowing whether it was stored.
+//
+// A claim carries two guards. `Nats-Expected-Last-Subject-Sequence` makes
+// JetStream refuse the message unless the subject's last message is the one
+// the writer read. On a replicated stream nats-server 2.9 checks that before
+// proposing the message, not when it is applied (fixed in 2.9.21), so two
+// writers with the same expectation can both pass it; the second guard
+// closes that hole: `Nats-Msg-Id` names the claimed slot
+// (`<subject>@<JetStream sequence of the message it follows>`), and
+// JetStream's duplicate detection, which runs when a message is applied,
+// stores at most one message per id within the stream's duplicate window.
+//
+// An attempt without an answer (timeout, no responders, no leader or
+// quorum, a dropped connection) is sent again, unchanged, until it is
+// answered or `publish_timeout` passed. Its answers resolve it: stored;
+// a duplicate of the message stored for the same slot, which is this
+// writer's own when its Keel-Claim matches; or refused because the subject
+// moved, in which case an earlier attempt may be stored after the slot the
+// writer read and the writer's next read of the subject finds out
+// (StoredRecord's Keel-Claim).
+//
+// Thread safety: a function over thread-safe objects.
+#ifndef KEEL_DRIVERS_JETSTREAM_CLAIM_H_
+#define KEEL_DRIVERS_JETSTREAM_CLAIM_H_
+
+#include <cstdint>
+#include <string>
+
+#include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
+#include "absl/time/time.h"
+#include "drivers/jetstream/jetstream_api.h"
+#include "drivers/jetstream/nats_client.h"
+
+namespace keel::jetstream {
+
+struct Claim {
+  std::string subject;
+  uint64_t after = 0;   // JetStream sequence of the subject's last message; 0: none.
+  std::string id;       // The Keel-Claim header's value (already in `headers`).
+  NatsHeaders headers;  // The record's own headers.
+  std::string data;
+  bool rollup = false;  // Replace the subject's older messages (metadata records).
+};
+
+struct ClaimOutcome {
+  enum class Kind {
+    kStored,  // This claim's message is stored at `sequence`.
+    kTaken,   // The slot is someone else's, or the subject moved on.
+  };
+  Kind kind = Kind::kTaken;
+  uint64_t sequence = 0;
+  // kTaken after an attempt without an answer: the message may be stored
+  // after the slot the writer read.
+  bool maybe_stored = false;
+};
+
+// The Nats-Msg-Id of the slot after message `after` of `subject`.
+std::string SlotId(absl::string_view subject, uint64_t after);
+
+// A fresh random claim id.
+std::string NewClaimId();
+
+// kUnavailable when no attempt was answered within `publish_timeout` (the
+// message "is not stored" only when no attempt may have reached a leader;
+// the text says which); kPayloadTooLarge when JetStream refuses the size;
+// kUnavailable for a full stream (its byte budget).
+absl::StatusOr<ClaimOutcome> PublishClaim(JetStreamApi& api, const Claim& claim,
+                                          absl::Duration publish_timeout);
+
+}  // namespace keel::jetstream
+
+#endif  // KEEL_DRIVERS_JETSTREAM_CLAIM_H_

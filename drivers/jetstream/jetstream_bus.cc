@@ -1,0 +1,393 @@
+#include "drivers/jetstream/jetstream_bus.h"
+
+#include <algorithm>
+#include <atomic>
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "absl/container/flat_hash_map.h"
+#include "absl/strings/match.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "core/driver_base.h"
+#include "core/errors.h"
+#include "core/fnv.h"
+#include "core/mutex.h"
+#include "core/policy_registry.h"
+#include "core/publish_validation.h"
+#include "core/status_macros.h"
+#include "drivers/jetstream/bus_layout.h"
+#include "drivers/jetstream/claim.h"
+#include "drivers/jetstream/jetstream_api.h"
+#include "drivers/jetstream/jetstream_metadata.h"
+#include "drivers/jetstream/live_feed.h"
+#include "drivers/jetstream/nats_client.h"
+#include "drivers/jetstream/record_reader.h"
+#include "drivers/jetstream/stream_writer.h"
+
+namespace keel::jetstream {
+namespace {
+
+// Whether JetStream answers, as the bus's own requests found out.
+class Health {
+ public:
+  void Note(const absl::Status& status) {
+    if (status.ok()) {
+      MutexLock lock(&mu_);
+      problem_.clear();
+    } else if (GetErrorKind(status) == ErrorKind::kUnavailable) {
+      MutexLock lock(&mu_);
+      problem_ = std::string(status.message());
+    }
+  }
+  std::string Problem() const {
+    MutexLock lock(&mu_);
+    return problem_;
+  }
+
+ private:
+  mutable Mutex mu_;
+  std::string problem_ ABSL_GUARDED_BY(mu_);
+};
+
+absl::Status CheckLayout(const StreamSnapshot& snapshot, const BusLayout& layout) {
+  std::vector<std::string> problems;
+  for (const std::string& subject : layout.StreamSubjects()) {
+    if (std::find(snapshot.subjects.begin(), snapshot.subjects.end(), subject) ==
+        snapshot.subjects.end()) {
+      problems.push_back(absl::StrCat("its subjects lack '", subject, "'"));
+    }
+  }
+  if (snapshot.republish_source != layout.RepublishSource() ||
+      snapshot.republish_destination != layout.RepublishDestination()) {
+    problems.push_back(absl::StrCat("it must republish '", layout.RepublishSource(), "' to '",
+                                    layout.RepublishDestination(), "'"));
+  }
+  if (!snapshot.allow_rollup) problems.push_back("it must allow rollup headers");
+  if (problems.empty()) return absl::OkStatus();
+  return absl::FailedPreconditionError(absl::StrCat("jetstream: stream ", layout.stream_name(),
+                                                    " exists but is not laid out for "
+                                                    "Keel bus '",
+                                                    layout.bus(),
+                                                    "': ", absl::StrJoin(problems, "; ")));
+}
+
+absl::StatusOr<StreamSnapshot> EnsureStream(JetStreamApi& api, const BusLayout& layout,
+                                            const JetStreamOptions& options) {
+  KEEL_ASSIGN_OR_RETURN(std::optional<StreamSnapshot> snapshot, api.Info());
+  if (!snapshot) {
+    StreamSpec spec;
+    spec.name = layout.stream_name();
+    // The random id makes a stream recreated under the same name another
+    // epoch for cursors, even if it were created in the same nanosecond.
+    spec.description = absl::StrCat("Keel event bus ", layout.shared() ? "(shared)" : layout.bus(),
+                                    "; epoch id ", NewClaimId());
+    spec.subjects = layout.StreamSubjects();
+    spec.republish_source = layout.RepublishSource();
+    spec.republish_destination = layout.RepublishDestination();
+    spec.replicas = options.replicas;
+    spec.max_bytes = options.max_bytes == 0 ? -1 : static_cast<int64_t>(options.max_bytes);
+    spec.duplicate_window = options.duplicate_window;
+    absl::Status created = api.Create(spec);
+    // Another daemon may have created it first.
+    if (!created.ok() && !absl::IsAlreadyExists(created)) return created;
+    KEEL_ASSIGN_OR_RETURN(snapshot, api.Info());
+    if (!snapshot) {
+      return Unavailable(absl::StrCat("jetstream: stream ", spec.name, " vanished after creation"));
+    }
+  }
+  KEEL_RETURN_IF_ERROR(CheckLayout(*snapshot, layout));
+  return *std::move(snapshot);
+}
+
+// Cursors carry the epoch: a recreated JetStream stream (another creation
+// time and description id) or another bus gets another one.
+uint64_t EpochOf(const StreamSnapshot& snapshot, const BusLayout& layout) {
+  const uint64_t epoch =
+      Fnv1a64(absl::StrCat(snapshot.created, "\n", snapshot.description, "\n", layout.bus()));
+  return epoch == 0 ? 1 : epoch;
+}
+
+class JetStreamBus final : public DriverBase {
+ public:
+  JetStreamBus(const DriverContext& context, const JetStreamOptions& options,
+               std::unique_ptr<NatsClient> client, BusLayout layout, uint64_t epoch)
+      : DriverBase(context, PublishLimits{}),
+        options_(options),
+        client_(std::move(client)),
+        layout_(std::move(layout)),
+        api_(*client_, layout_.stream_name(), options.request_timeout),
+        reader_(api_, layout_),
+        epoch_(epoch),
+        env_{api_,
+             reader_,
+             layout_,
+             *context.clock,
+             options.publish_timeout,
+             client_->max_payload(),
+             epoch,
+             options.max_events_per_stream},
+        next_key_expiry_(absl::ToUnixNanos(absl::InfiniteFuture())) {
+    InitFanOut();
+  }
+  ~JetStreamBus() override { Close().IgnoreError(); }
+
+  absl::Status Start() {
+    KEEL_RETURN_IF_ERROR(
+        InitMetadata(std::make_unique<JetStreamMetadata>(api_, layout_, options_.publish_timeout)));
+    feed_ =
+        std::make_unique<LiveFeed>(*client_, api_, reader_, layout_, fanout(), *context().logger,
+                                   [this](const absl::Status& status) { health_.Note(status); });
+    return feed_->Start();
+  }
+
+  absl::StatusOr<ReplayPage> Replay(const ReplayRequest& request) override;
+  absl::StatusOr<StreamInfo> Bounds(absl::string_view stream) override;
+  absl::StatusOr<std::vector<StreamInfo>> ListStreams(absl::string_view prefix,
+                                                      size_t limit) override;
+  uint64_t epoch() const override { return epoch_; }
+  bool NeedsTrim() const override;
+  std::string DegradedReason() const override {
+    std::string problem = client_->ConnectionProblem();
+    return problem.empty() ? health_.Problem() : problem;
+  }
+
+ protected:
+  absl::StatusOr<std::vector<Receipt>> Append(absl::string_view stream, std::vector<Event> events,
+                                              const AppendRequest& request) override;
+  absl::StatusOr<TrimReport> TrimRetention(size_t budget) override;
+  absl::Status OnClose() override {
+    if (feed_) feed_->Stop();
+    client_->Close();
+    return absl::OkStatus();
+  }
+
+ private:
+  StreamWriter& WriterFor(absl::string_view stream);
+  StreamInfo InfoOf(absl::string_view stream, const std::optional<StoredRecord>& tip) const;
+  absl::Status Observe(absl::Status status) {
+    health_.Note(status);
+    return status;
+  }
+  template <typename T>
+  absl::StatusOr<T> Observe(absl::StatusOr<T> result) {
+    health_.Note(result.status());
+    return result;
+  }
+  // A read that started at `missing_start` found it trimmed meanwhile.
+  absl::Status ExplainMissingStart(const ReplayRequest& request, uint64_t after,
+                                   uint64_t missing_start);
+  void LowerKeyExpiry(absl::Time expiry);
+
+  const JetStreamOptions options_;
+  const std::unique_ptr<NatsClient> client_;
+  const BusLayout layout_;
+  JetStreamApi api_;
+  RecordReader reader_;
+  const uint64_t epoch_;
+  WriterEnv env_;
+  Health health_;
+  // Unix nanos of the earliest idempotency-key expiry of any writer.
+  std::atomic<int64_t> next_key_expiry_;
+  Mutex writers_mu_;
+  absl::flat_hash_map<std::string, std::unique_ptr<StreamWriter>> writers_
+      ABSL_GUARDED_BY(writers_mu_);
+  std::unique_ptr<LiveFeed> feed_;  // Last: its thread stops before the rest goes.
+};
+
+StreamWriter& JetStreamBus::WriterFor(absl::string_view stream) {
+  MutexLock lock(&writers_mu_);
+  std::unique_ptr<StreamWriter>& writer = writers_[stream];
+  if (writer == nullptr) writer = std::make_unique<StreamWriter>(std::string(stream), env_);
+  return *writer;
+}
+
+void JetStreamBus::LowerKeyExpiry(absl::Time expiry) {
+  const int64_t nanos = absl::ToUnixNanos(expiry);
+  int64_t current = next_key_expiry_.load();
+  while (nanos < current && !next_key_expiry_.compare_exchange_weak(current, nanos)) {
+  }
+}
+
+absl::StatusOr<std::vector<Receipt>> JetStreamBus::Append(absl::string_view stream,
+                                                          std::vector<Event> events,
+                                                          const AppendRequest& request) {
+  KEEL_ASSIGN_OR_RETURN(AppendResult result,
+                        Observe(WriterFor(stream).Append(std::move(events), request)));
+  LowerKeyExpiry(result.next_key_expiry);
+  uint64_t newest = 0;
+  for (const WrittenRecord* written : {&result.written, &result.trimmed}) {
+    if (written->js_seq == 0) continue;
+    feed_->NoteStored(stream, written->js_seq, written->header);
+    newest = std::max(newest, written->js_seq);
+  }
+  // Subscribers of this daemon get the events from the feed, before the
+  // publisher gets its receipt (as with a driver that stores locally).
+  if (newest != 0) feed_->AwaitDelivered(stream, newest);
+  return std::move(result.receipts);
+}
+
+StreamInfo JetStreamBus::InfoOf(absl::string_view stream,
+                                const std::optional<StoredRecord>& tip) const {
+  const LogBounds bounds = tip ? tip->header.bounds() : LogBounds{};
+  StreamInfo info;
+  info.stream = std::string(stream);
+  info.first_sequence = bounds.first;
+  info.last_sequence = bounds.last();
+  info.count = bounds.count();
+  info.bytes = bounds.bytes;
+  info.oldest_time = bounds.oldest_time;
+  info.head = Cursor::For(stream, epoch_, bounds.last());
+  return info;
+}
+
+absl::StatusOr<StreamInfo> JetStreamBus::Bounds(absl::string_view stream) {
+  KEEL_RETURN_IF_ERROR(ValidateStreamName(stream));
+  KEEL_ASSIGN_OR_RETURN(std::optional<StoredRecord> tip, Observe(reader_.Last(stream)));
+  return InfoOf(stream, tip);
+}
+
+absl::StatusOr<std::vector<StreamInfo>> JetStreamBus::ListStreams(absl::string_view prefix,
+                                                                  size_t limit) {
+  KEEL_ASSIGN_OR_RETURN(std::optional<StreamSnapshot> snapshot,
+                        Observe(api_.Info(layout_.event_filter())));
+  std::vector<std::string> names;
+  if (snapshot) {
+    for (const std::string& subject : snapshot->matching_subjects) {
+      std::optional<std::string> stream = layout_.StreamOfSubject(subject);
+      if (stream && absl::StartsWith(*stream, prefix)) names.push_back(*std::move(stream));
+    }
+  }
+  std::sort(names.begin(), names.end());
+  if (names.size() > limit) names.resize(limit);
+  std::vector<StreamInfo> infos;
+  infos.reserve(names.size());
+  for (const std::string& stream : names) {
+    KEEL_ASSIGN_OR_RETURN(std::optional<StoredRecord> tip, Observe(reader_.Last(stream)));
+    infos.push_back(InfoOf(stream, tip));
+  }
+  return infos;
+}
+
+absl::StatusOr<ReplayPage> JetStreamBus::Replay(const ReplayRequest& request) {
+  KEEL_RETURN_IF_ERROR(ValidateReplayRequest(request));
+  KEEL_ASSIGN_OR_RETURN(std::optional<StoredRecord> tip, Observe(reader_.Last(request.stream)));
+  const StreamInfo info = InfoOf(request.stream, tip);
+  KEEL_ASSIGN_OR_RETURN(uint64_t after, ResolvePosition(request.after, info, epoch_));
+  KEEL_ASSIGN_OR_RETURN(uint64_t end, ResolveUntil(request, info, epoch_));
+
+  ReplayPage page;
+  page.head_sequence = info.last_sequence;
+  uint64_t scanned = after;
+  if (after < end) {
+    if (request.filter.empty()) page.events.reserve(std::min<uint64_t>(request.limit, end - after));
+    KEEL_ASSIGN_OR_RETURN(EventScan scan,
+                          Observe(reader_.ReadEvents(
+                              request.stream, after + 1, end, tip->ref(),
+                              [&]() -> Event& { return page.events.emplace_back(); },
+                              [&] {
+                                if (!request.filter.Matches(page.events.back()))
+                                  page.events.pop_back();
+                                return page.events.size() < request.limit;
+                              })));
+    if (scan.missing_start != 0) {
+      KEEL_RETURN_IF_ERROR(ExplainMissingStart(request, after, scan.missing_start));
+    }
+    scanned = scan.scanned;
+  }
+  page.next = Cursor::For(request.stream, epoch_, scanned);
+  page.reached_end = scanned >= end;
+  return page;
+}
+
+// The records holding event `missing_start` were purged after the head was
+// read. A trim explains it (the stream's first sequence is past it now):
+// fine for `earliest`, a retention gap for a cursor. Anything else is
+// damage.
+absl::Status JetStreamBus::ExplainMissingStart(const ReplayRequest& request, uint64_t after,
+                                               uint64_t missing_start) {
+  KEEL_ASSIGN_OR_RETURN(std::optional<StoredRecord> tip, Observe(reader_.Last(request.stream)));
+  const uint64_t first = tip ? tip->header.first : 1;
+  if (first > missing_start) {
+    if (request.after.kind == Position::Kind::kEarliest) return absl::OkStatus();
+    return RetentionGapError(request.stream, RetentionGap{after, first});
+  }
+  return absl::DataLossError(absl::StrCat("jetstream: stream '", request.stream, "': event ",
+                                          missing_start, " is missing from JetStream"));
+}
+
+bool JetStreamBus::NeedsTrim() const {
+  const absl::Time now = context().clock->Now();
+  if (absl::FromUnixNanos(next_key_expiry_.load()) <= now) return true;
+  for (const auto& [stream, bounds] : feed_->Streams()) {
+    if (policies().PolicyOf(stream).retention.Exceeded(bounds.count(), bounds.bytes,
+                                                       bounds.oldest_time, now)) {
+      return true;
+    }
+  }
+  return false;
+}
+
+absl::StatusOr<TrimReport> JetStreamBus::TrimRetention(size_t budget) {
+  TrimReport report;
+  const absl::Time now = context().clock->Now();
+  std::vector<std::pair<std::string, LogBounds>> streams = feed_->Streams();
+  std::sort(streams.begin(), streams.end(),
+            [](const auto& a, const auto& b) { return a.first < b.first; });
+  for (const auto& [stream, bounds] : streams) {
+    const StreamPolicy policy = policies().PolicyOf(stream);
+    if (!policy.retention.Exceeded(bounds.count(), bounds.bytes, bounds.oldest_time, now)) continue;
+    if (report.events >= budget) {
+      report.more = true;
+      return report;
+    }
+    KEEL_ASSIGN_OR_RETURN(TrimResult trimmed, Observe(WriterFor(stream).Trim(
+                                                  policy.retention, now, budget - report.events,
+                                                  policy.dedupe_window)));
+    if (trimmed.written.js_seq != 0) {
+      feed_->NoteStored(stream, trimmed.written.js_seq, trimmed.written.header);
+    }
+    if (!trimmed.purge.ok()) {
+      context().logger->Warn(
+          absl::StrCat("keel jetstream: stream '", stream,
+                       "': trimmed, but the space was not freed yet: ", trimmed.purge.message()));
+    }
+    report.events += trimmed.events;
+    report.bytes += trimmed.bytes;
+  }
+  if (absl::FromUnixNanos(next_key_expiry_.load()) <= now) {
+    std::vector<StreamWriter*> writers;
+    {
+      MutexLock lock(&writers_mu_);
+      for (auto& [stream, writer] : writers_) writers.push_back(writer.get());
+    }
+    absl::Time next = absl::InfiniteFuture();
+    for (StreamWriter* writer : writers) {
+      report.dedupe_keys += writer->CollectKeys(now);
+      next = std::min(next, writer->NextKeyExpiry());
+    }
+    next_key_expiry_.store(absl::ToUnixNanos(next));
+  }
+  report.more = report.more || report.events >= budget;
+  return report;
+}
+
+}  // namespace
+
+absl::StatusOr<std::unique_ptr<EventBus>> OpenJetStreamBus(const JetStreamOptions& options,
+                                                           const DriverContext& context) {
+  KEEL_ASSIGN_OR_RETURN(BusLayout layout, BusLayout::For(options.bus, options.shared_stream));
+  KEEL_ASSIGN_OR_RETURN(std::unique_ptr<NatsClient> client,
+                        NatsClient::Connect(options.connection));
+  JetStreamApi api(*client, layout.stream_name(), options.request_timeout);
+  KEEL_ASSIGN_OR_RETURN(StreamSnapshot snapshot, EnsureStream(api, layout, options));
+  const uint64_t epoch = EpochOf(snapshot, layout);
+  auto bus =
+      std::make_unique<JetStreamBus>(context, options, std::move(client), std::move(layout), epoch);
+  KEEL_RETURN_IF_ERROR(bus->Start());
+  return bus;
+}
+
+}  // namespace keel::jetstream

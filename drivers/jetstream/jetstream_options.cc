@@ -1,0 +1,56 @@
+#include "drivers/jetstream/jetstream_options.h"
+
+#include "absl/strings/ascii.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_split.h"
+#include "core/errors.h"
+#include "core/status_macros.h"
+
+namespace keel::jetstream {
+
+absl::StatusOr<JetStreamOptions> JetStreamOptionsFromConfig(const Config& config) {
+  JetStreamOptions options;
+  for (absl::string_view url : absl::StrSplit(config.GetString("servers", "nats://127.0.0.1:4222"),
+                                              ',', absl::SkipWhitespace())) {
+    options.connection.servers.emplace_back(absl::StripAsciiWhitespace(url));
+  }
+  if (options.connection.servers.empty()) {
+    return InvalidArgument("option 'servers': no URL given");
+  }
+  options.connection.credentials_file = config.GetString("credentials", "");
+  options.connection.token = config.GetString("token", "");
+  options.connection.tls_ca_file = config.GetString("tls_ca", "");
+  KEEL_ASSIGN_OR_RETURN(options.connection.connect_timeout,
+                        config.GetDuration("connect_timeout", options.connection.connect_timeout));
+  options.bus = config.GetString("bus", options.bus);
+  options.shared_stream = config.GetString("stream", "");
+  KEEL_ASSIGN_OR_RETURN(uint64_t replicas, config.GetUint("replicas", 1, 1, 5));
+  options.replicas = static_cast<int64_t>(replicas);
+  KEEL_ASSIGN_OR_RETURN(options.max_bytes, config.GetUint("max_bytes", 0, 0, INT64_MAX));
+  KEEL_ASSIGN_OR_RETURN(options.duplicate_window,
+                        config.GetDuration("duplicate_window", options.duplicate_window));
+  if (options.duplicate_window < absl::Milliseconds(100)) {
+    return InvalidArgument("option 'duplicate_window': JetStream needs at least 100ms");
+  }
+  KEEL_ASSIGN_OR_RETURN(options.request_timeout,
+                        config.GetDuration("request_timeout", options.request_timeout));
+  KEEL_ASSIGN_OR_RETURN(options.publish_timeout,
+                        config.GetDuration("publish_timeout", options.publish_timeout));
+  if (options.request_timeout <= absl::ZeroDuration() ||
+      options.publish_timeout < options.request_timeout) {
+    return InvalidArgument(
+        "options 'request_timeout' and 'publish_timeout': the request timeout must be positive "
+        "and the publish timeout at least as long");
+  }
+  if (options.publish_timeout >= options.duplicate_window) {
+    return InvalidArgument(
+        absl::StrCat("option 'publish_timeout' (", absl::FormatDuration(options.publish_timeout),
+                     ") must be shorter than 'duplicate_window' (",
+                     absl::FormatDuration(options.duplicate_window),
+                     "): a publish is retried only while JetStream still recognises its slot"));
+  }
+  KEEL_ASSIGN_OR_RETURN(options.max_events_per_stream, config.GetUint("max_events_per_stream", 0));
+  return options;
+}
+
+}  // namespace keel::jetstream

@@ -1,0 +1,180 @@
+#include "tests/jetstream/nats_cluster.h"
+
+#include <fcntl.h>
+#include <netinet/in.h>
+#include <signal.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
+
+#include "absl/strings/match.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "core/status_macros.h"
+#include "drivers/jetstream/nats_client.h"
+
+namespace keel::jetstream::testing {
+namespace {
+
+#ifndef KEEL_NATS_SERVER
+#define KEEL_NATS_SERVER "nats-server"
+#endif
+
+// A port nothing listens on now (the kernel's pick for a socket bound to
+// port 0); the server binds it moments later.
+absl::StatusOr<int> FreePort() {
+  const int fd = socket(AF_INET, SOCK_STREAM, 0);
+  if (fd < 0) return absl::InternalError("socket() failed");
+  sockaddr_in address{};
+  address.sin_family = AF_INET;
+  address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  address.sin_port = 0;
+  socklen_t length = sizeof(address);
+  const bool ok = bind(fd, reinterpret_cast<sockaddr*>(&address), sizeof(address)) == 0 &&
+                  getsockname(fd, reinterpret_cast<sockaddr*>(&address), &length) == 0;
+  close(fd);
+  if (!ok) return absl::InternalError("cannot find a free loopback port");
+  return static_cast<int>(ntohs(address.sin_port));
+}
+
+// Whether `url` answers a JetStream account-info request without error.
+bool JetStreamAnswers(const std::string& url) {
+  NatsClientOptions options;
+  options.servers = {url};
+  options.connect_timeout = absl::Seconds(1);
+  absl::StatusOr<std::unique_ptr<NatsClient>> client = NatsClient::Connect(options);
+  if (!client.ok()) return false;
+  NatsReply reply = (*client)->Request("$JS.API.INFO", {}, "", absl::Seconds(2));
+  return reply.kind == NatsReply::Kind::kReplied && !absl::StrContains(reply.data, "\"error\"");
+}
+
+}  // namespace
+
+absl::StatusOr<std::unique_ptr<NatsCluster>> NatsCluster::Start(int nodes, const std::string& dir) {
+  std::unique_ptr<NatsCluster> cluster(new NatsCluster());
+  cluster->dir_ = dir;
+  std::filesystem::create_directories(dir);
+  for (int i = 0; i < nodes; ++i) {
+    Node node;
+    node.name = absl::StrCat("n", i + 1);
+    KEEL_ASSIGN_OR_RETURN(node.client_port, FreePort());
+    KEEL_ASSIGN_OR_RETURN(node.cluster_port, FreePort());
+    node.config_file = absl::StrCat(dir, "/", node.name, ".conf");
+    node.log_file = absl::StrCat(dir, "/", node.name, ".log");
+    cluster->nodes_.push_back(node);
+  }
+  std::vector<std::string> routes;
+  for (const Node& node : cluster->nodes_) {
+    routes.push_back(absl::StrCat("nats-route://127.0.0.1:", node.cluster_port));
+  }
+  for (const Node& node : cluster->nodes_) {
+    std::ofstream config(node.config_file);
+    config << "server_name: " << node.name << "\n"
+           << "listen: 127.0.0.1:" << node.client_port << "\n"
+           << "max_payload: 8MB\n"
+           << "jetstream { store_dir: \"" << dir << "/" << node.name
+           << "\", max_file_store: 2GB, max_memory_store: 64MB }\n";
+    if (nodes > 1) {
+      config << "cluster { name: keel, listen: 127.0.0.1:" << node.cluster_port << ", routes: ["
+             << absl::StrJoin(routes, ", ") << "] }\n";
+    }
+  }
+  for (Node& node : cluster->nodes_) KEEL_RETURN_IF_ERROR(cluster->Launch(node));
+  KEEL_RETURN_IF_ERROR(cluster->WaitReady());
+  return cluster;
+}
+
+NatsCluster::~NatsCluster() {
+  for (int i = 0; i < size(); ++i) Kill(i);
+}
+
+absl::Status NatsCluster::Launch(Node& node) {
+  const pid_t pid = fork();
+  if (pid < 0) return absl::InternalError("fork() failed");
+  if (pid == 0) {
+    const int log = open(node.log_file.c_str(), O_WRONLY | O_CREAT | O_APPEND, 0644);
+    if (log >= 0) {
+      dup2(log, STDOUT_FILENO);
+      dup2(log, STDERR_FILENO);
+    }
+    execlp(KEEL_NATS_SERVER, KEEL_NATS_SERVER, "-c", node.config_file.c_str(),
+           static_cast<char*>(nullptr));
+    _exit(127);
+  }
+  node.pid = pid;
+  return absl::OkStatus();
+}
+
+std::string NatsCluster::url(int node) const {
+  return absl::StrCat("nats://127.0.0.1:", nodes_[node].client_port);
+}
+
+std::string NatsCluster::servers() const {
+  std::vector<std::string> urls;
+  for (int i = 0; i < size(); ++i) urls.push_back(url(i));
+  return absl::StrJoin(urls, ",");
+}
+
+void NatsCluster::Kill(int node) {
+  Node& n = nodes_[node];
+  if (n.pid <= 0) return;
+  kill(n.pid, SIGKILL);
+  waitpid(n.pid, nullptr, 0);
+  n.pid = -1;
+}
+
+absl::Status NatsCluster::Restart(int node) {
+  if (nodes_[node].pid > 0) return absl::OkStatus();
+  return Launch(nodes_[node]);
+}
+
+absl::Status NatsCluster::WaitReady(absl::Duration timeout) {
+  const absl::Time deadline = absl::Now() + timeout;
+  for (int i = 0; i < size(); ++i) {
+    if (!running(i)) continue;
+    while (!JetStreamAnswers(url(i))) {
+      int status = 0;
+      if (waitpid(nodes_[i].pid, &status, WNOHANG) == nodes_[i].pid) {
+        nodes_[i].pid = -1;
+        return absl::UnavailableError(
+            absl::StrCat("nats-server ", nodes_[i].name, " exited; see ", nodes_[i].log_file));
+      }
+      if (absl::Now() > deadline) {
+        return absl::UnavailableError(absl::StrCat("nats-server ", nodes_[i].name,
+                                                   " does not answer JetStream requests; see ",
+                                                   nodes_[i].log_file));
+      }
+      absl::SleepFor(absl::Milliseconds(100));
+    }
+  }
+  return absl::OkStatus();
+}
+
+absl::StatusOr<int> NatsCluster::LeaderOf(const std::string& stream, absl::Duration timeout) {
+  const absl::Time deadline = absl::Now() + timeout;
+  while (absl::Now() < deadline) {
+    for (int i = 0; i < size(); ++i) {
+      if (!running(i)) continue;
+      NatsClientOptions options;
+      options.servers = {url(i)};
+      options.connect_timeout = absl::Seconds(1);
+      absl::StatusOr<std::unique_ptr<NatsClient>> client = NatsClient::Connect(options);
+      if (!client.ok()) continue;
+      NatsReply reply = (*client)->Request(absl::StrCat("$JS.API.STREAM.INFO.", stream), {}, "",
+                                           absl::Seconds(2));
+      if (reply.kind != NatsReply::Kind::kReplied) continue;
+      for (int j = 0; j < size(); ++j) {
+        if (absl::StrContains(reply.data, absl::StrCat("\"leader\":\"", nodes_[j].name, "\""))) {
+          return j;
+        }
+      }
+    }
+    absl::SleepFor(absl::Milliseconds(100));
+  }
+  return absl::UnavailableError(absl::StrCat("stream ", stream, " has no leader"));
+}
+
+}  // namespace keel::jetstream::testing

@@ -1,0 +1,66 @@
+// NatsCluster: real nats-server processes with JetStream for tests, on
+// free loopback ports with their stores in a temporary directory: one
+// standalone server, or a cluster of several nodes routed to each other.
+// Nodes can be killed (SIGKILL) and restarted on the same ports and store.
+//
+// Thread safety: not thread-safe; one test drives it.
+#ifndef KEEL_TESTS_JETSTREAM_NATS_CLUSTER_H_
+#define KEEL_TESTS_JETSTREAM_NATS_CLUSTER_H_
+
+#include <sys/types.h>
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "absl/time/time.h"
+
+namespace keel::jetstream::testing {
+
+class NatsCluster {
+ public:
+  // Starts `nodes` servers (1: standalone) and waits until JetStream answers
+  // on each. kUnavailable when they do not come up (their logs are in
+  // `dir`).
+  static absl::StatusOr<std::unique_ptr<NatsCluster>> Start(int nodes, const std::string& dir);
+  ~NatsCluster();  // Kills every node.
+  NatsCluster(const NatsCluster&) = delete;
+  NatsCluster& operator=(const NatsCluster&) = delete;
+
+  int size() const { return static_cast<int>(nodes_.size()); }
+  // Every node's client URL, comma-separated (the driver's `servers`).
+  std::string servers() const;
+  std::string url(int node) const;
+  bool running(int node) const { return nodes_[node].pid > 0; }
+
+  // SIGKILL: the node stops at once, as in a crash.
+  void Kill(int node);
+  // Starts a killed node again with its configuration and store.
+  absl::Status Restart(int node);
+  // Waits until every running node answers JetStream requests.
+  absl::Status WaitReady(absl::Duration timeout = absl::Seconds(30));
+  // The index of the node that leads JetStream stream `stream`.
+  absl::StatusOr<int> LeaderOf(const std::string& stream,
+                               absl::Duration timeout = absl::Seconds(30));
+
+ private:
+  struct Node {
+    std::string name;
+    int client_port = 0;
+    int cluster_port = 0;
+    std::string config_file;
+    std::string log_file;
+    pid_t pid = -1;
+  };
+
+  NatsCluster() = default;
+  absl::Status Launch(Node& node);
+
+  std::string dir_;
+  std::vector<Node> nodes_;
+};
+
+}  // namespace keel::jetstream::testing
+
+#endif  // KEEL_TESTS_JETSTREAM_NATS_CLUSTER_H_

@@ -204,8 +204,10 @@ void LiveFeed::ReadMissed(const std::string& stream, uint64_t below) {
 }
 
 void LiveFeed::CheckTail() {
+  // Stream info is answered even without quorum: only its failure says
+  // something about the stream's health.
   absl::StatusOr<std::optional<StreamSnapshot>> snapshot = api_.Info();
-  Report(snapshot.status());
+  if (!snapshot.ok()) Report(snapshot.status());
   if (!snapshot.ok() || !*snapshot) return;
   const uint64_t last = (*snapshot)->last_sequence;
   uint64_t from = seen_js_ + 1;

@@ -30,6 +30,9 @@
 namespace keel::jetstream {
 namespace {
 
+// How often Replay reads a head again that is behind the cursor it was given.
+constexpr int kHeadRereads = 3;
+
 // Whether JetStream answers, as the bus's own requests found out.
 class Health {
  public:
@@ -176,6 +179,7 @@ class JetStreamBus final : public DriverBase {
     health_.Note(result.status());
     return result;
   }
+  absl::StatusOr<std::optional<StoredRecord>> ReadHeadFor(const ReplayRequest& request);
   // A read that started at `missing_start` found it trimmed meanwhile.
   absl::Status ExplainMissingStart(const ReplayRequest& request, uint64_t after,
                                    uint64_t missing_start);
@@ -273,7 +277,7 @@ absl::StatusOr<std::vector<StreamInfo>> JetStreamBus::ListStreams(absl::string_v
 
 absl::StatusOr<ReplayPage> JetStreamBus::Replay(const ReplayRequest& request) {
   KEEL_RETURN_IF_ERROR(ValidateReplayRequest(request));
-  KEEL_ASSIGN_OR_RETURN(std::optional<StoredRecord> tip, Observe(reader_.Last(request.stream)));
+  KEEL_ASSIGN_OR_RETURN(std::optional<StoredRecord> tip, ReadHeadFor(request));
   const StreamInfo info = InfoOf(request.stream, tip);
   KEEL_ASSIGN_OR_RETURN(uint64_t after, ResolvePosition(request.after, info, epoch_));
   KEEL_ASSIGN_OR_RETURN(uint64_t end, ResolveUntil(request, info, epoch_));
@@ -300,6 +304,27 @@ absl::StatusOr<ReplayPage> JetStreamBus::Replay(const ReplayRequest& request) {
   page.next = Cursor::For(request.stream, epoch_, scanned);
   page.reached_end = scanned >= end;
   return page;
+}
+
+// A stream leader elected moments ago may answer before it applied its log
+// (nats-server before 2.11), showing an older head: a cursor of this bus
+// past that head is read again a few times before it is called a mismatch.
+absl::StatusOr<std::optional<StoredRecord>> JetStreamBus::ReadHeadFor(
+    const ReplayRequest& request) {
+  const uint64_t tag = StreamFingerprint(request.stream);
+  uint64_t wanted = 0;  // The furthest sequence a cursor of this stream names.
+  auto consider = [&](const Cursor& cursor) {
+    if (cursor.epoch == epoch_ && cursor.stream_tag == tag)
+      wanted = std::max(wanted, cursor.sequence);
+  };
+  if (request.after.kind == Position::Kind::kCursor) consider(request.after.cursor);
+  if (request.until) consider(*request.until);
+  for (int attempt = 0;; ++attempt) {
+    KEEL_ASSIGN_OR_RETURN(std::optional<StoredRecord> tip, Observe(reader_.Last(request.stream)));
+    const uint64_t last = tip ? tip->header.next() - 1 : 0;
+    if (wanted <= last || attempt == kHeadRereads) return tip;
+    absl::SleepFor(absl::Milliseconds(100));
+  }
 }
 
 // The records holding event `missing_start` were purged after the head was

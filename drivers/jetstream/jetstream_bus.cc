@@ -180,9 +180,9 @@ class JetStreamBus final : public DriverBase {
     return result;
   }
   absl::StatusOr<std::optional<StoredRecord>> ReadHeadFor(const ReplayRequest& request);
-  // A read that started at `missing_start` found it trimmed meanwhile.
-  absl::Status ExplainMissingStart(const ReplayRequest& request, uint64_t after,
-                                   uint64_t missing_start);
+  // A read that found event `missing` gone (see ExplainMissing).
+  absl::Status ExplainMissing(const ReplayRequest& request, uint64_t after, uint64_t missing,
+                              bool at_start);
   void LowerKeyExpiry(absl::Time expiry);
 
   const JetStreamOptions options_;
@@ -297,7 +297,11 @@ absl::StatusOr<ReplayPage> JetStreamBus::Replay(const ReplayRequest& request) {
                                 return page.events.size() < request.limit;
                               })));
     if (scan.missing_start != 0) {
-      KEEL_RETURN_IF_ERROR(ExplainMissingStart(request, after, scan.missing_start));
+      KEEL_RETURN_IF_ERROR(ExplainMissing(request, after, scan.missing_start, true));
+    }
+    if (scan.missing_at != 0) {
+      // The page ends where the trim cut it; the next one starts past it.
+      KEEL_RETURN_IF_ERROR(ExplainMissing(request, after, scan.missing_at, false));
     }
     scanned = scan.scanned;
   }
@@ -327,20 +331,20 @@ absl::StatusOr<std::optional<StoredRecord>> JetStreamBus::ReadHeadFor(
   }
 }
 
-// The records holding event `missing_start` were purged after the head was
-// read. A trim explains it (the stream's first sequence is past it now):
-// fine for `earliest`, a retention gap for a cursor. Anything else is
-// damage.
-absl::Status JetStreamBus::ExplainMissingStart(const ReplayRequest& request, uint64_t after,
-                                               uint64_t missing_start) {
+// The records holding event `missing` were purged while the read went on.
+// A trim explains it (the stream's first sequence is past it now): at the
+// start of the read that is fine for `earliest` and a retention gap for a
+// cursor; further on, the page just ends there. Anything else is damage.
+absl::Status JetStreamBus::ExplainMissing(const ReplayRequest& request, uint64_t after,
+                                          uint64_t missing, bool at_start) {
   KEEL_ASSIGN_OR_RETURN(std::optional<StoredRecord> tip, Observe(reader_.Last(request.stream)));
   const uint64_t first = tip ? tip->header.first : 1;
-  if (first > missing_start) {
-    if (request.after.kind == Position::Kind::kEarliest) return absl::OkStatus();
+  if (first > missing) {
+    if (!at_start || request.after.kind == Position::Kind::kEarliest) return absl::OkStatus();
     return RetentionGapError(request.stream, RetentionGap{after, first});
   }
   return absl::DataLossError(absl::StrCat("jetstream: stream '", request.stream, "': event ",
-                                          missing_start, " is missing from JetStream"));
+                                          missing, " is missing from JetStream"));
 }
 
 bool JetStreamBus::NeedsTrim() const {

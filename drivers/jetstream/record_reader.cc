@@ -91,9 +91,8 @@ absl::StatusOr<EventScan> RecordReader::ReadEvents(absl::string_view stream, uin
   while (true) {
     const RecordHeader& header = record.header;
     if (header.seq > expect) {
-      return Damaged(stream, absl::StrCat("events ", expect, " to ", header.seq - 1,
-                                          " are missing (the next record, message ", record.js_seq,
-                                          ", starts at ", header.seq, ")"));
+      scan.missing_at = expect;
+      return scan;
     }
     // Events of the first record before `from` are skipped: decoding starts
     // at `expect`, which counts every event handed out.

@@ -53,6 +53,10 @@ struct EventScan {
   // The first sequence that was missing at the start of the range (a trim
   // since the head was read), or 0.
   uint64_t missing_start = 0;
+  // The sequence at which the read stopped because the records holding it
+  // were gone (a trim purged them while the read went on), or 0. The caller
+  // tells a trim from damage by the stream's first sequence now.
+  uint64_t missing_at = 0;
 };
 
 class RecordReader {
@@ -70,7 +74,8 @@ class RecordReader {
   // Feeds the events [from, to] (to <= tip's last sequence) to `slot`/`take`
   // in order until `take` returns false. A range whose start was trimmed
   // since `tip` was read starts at the oldest event still stored
-  // (EventScan::missing_start says so). `record`, when given, holds the
+  // (EventScan::missing_start says so); one whose middle was purged meanwhile
+  // stops there (EventScan::missing_at). `record`, when given, holds the
   // JetStream sequence of the record being read.
   absl::StatusOr<EventScan> ReadEvents(absl::string_view stream, uint64_t from, uint64_t to,
                                        const RecordRef& tip, const std::function<Event&()>& slot,

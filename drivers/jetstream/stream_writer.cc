@@ -43,7 +43,11 @@ class TrimReadView final : public StreamLog {
           return false;
         },
         &record_);
-    return scan.status();
+    if (!scan.ok()) return scan.status();
+    if (scan->missing_start != 0 || scan->missing_at != 0) {
+      return absl::AbortedError("another trim purged records while this one was planned");
+    }
+    return absl::OkStatus();
   }
   absl::Status Append(absl::Span<const LogAppend>) override {
     return absl::UnimplementedError("a trim plan appends nothing");
@@ -297,7 +301,14 @@ absl::StatusOr<TrimResult> StreamWriter::TrimLocked(const RetentionLimits& limit
       return result;
     }
     TrimReadView view(env_.reader, tip_);
-    KEEL_ASSIGN_OR_RETURN(LogTrim cut, PlanLogTrim(view, stream_, bounds, limits, now, budget));
+    absl::StatusOr<LogTrim> planned = PlanLogTrim(view, stream_, bounds, limits, now, budget);
+    if (absl::IsAborted(planned.status())) {
+      // Another daemon trimmed meanwhile: its marker is what moved.
+      KEEL_RETURN_IF_ERROR(RefreshLocked(window, "").status());
+      continue;
+    }
+    KEEL_RETURN_IF_ERROR(planned.status());
+    const LogTrim& cut = *planned;
     if (cut.events() == 0) return result;
     RecordHeader marker = tip_.header;
     marker.seq = tip_.header.next();
@@ -316,7 +327,8 @@ absl::StatusOr<TrimResult> StreamWriter::TrimLocked(const RetentionLimits& limit
     // The marker already took the events out of the stream; the purge only
     // frees their space, and a failed one is repeated by the next trim
     // (which purges everything below its own cut).
-    const uint64_t purge_below = keep_record != 0 ? keep_record : tip_.js_seq;
+    if (keeps_events && keep_record == 0) return result;  // Nothing known to purge below.
+    const uint64_t purge_below = keeps_events ? keep_record : tip_.js_seq;
     result.purge = env_.api.Purge(subject_, purge_below);
     return result;
   }

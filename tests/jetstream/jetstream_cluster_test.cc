@@ -88,6 +88,38 @@ TEST(JetStreamClusterTest, OfFiftyRacingConditionalAppendsExactlyOneIsAccepted) 
   }
 }
 
+// A daemon whose only server dies misses the records republished until it
+// is back, the last of them not even as a gap before a later one. Its
+// follower must get them anyway, in order.
+TEST(JetStreamClusterTest, AFollowerOfADaemonThatLostItsServerMissesNothing) {
+  NatsCluster& cluster = *SharedCluster();
+  Config config = ReplicatedBus();
+  ASSERT_OK_AND_ASSIGN(auto writer, OpenDaemon(config));
+  ASSERT_OK_AND_ASSIGN(int leader, cluster.LeaderOf(StreamOf(config)));
+  const int lost = (leader + 1) % cluster.size();
+  config.Set("servers", cluster.url(lost));
+  ASSERT_OK_AND_ASSIGN(auto reader, OpenDaemon(config));
+  ASSERT_OK_AND_ASSIGN(auto follower, reader->Follow("feed", Position::Latest()));
+  ASSERT_OK(follower->Poll(10).status());  // Live from here.
+
+  for (int i = 0; i < 10; ++i) ASSERT_OK(writer->Publish(Payload("feed", "before")).status());
+  cluster.Kill(lost);
+  for (int i = 0; i < 20; ++i) ASSERT_OK(writer->Publish(Payload("feed", "while away")).status());
+  ASSERT_OK(cluster.Restart(lost));
+  ASSERT_OK(cluster.WaitReady());
+
+  std::vector<uint64_t> sequences;
+  const absl::Time deadline = absl::Now() + absl::Minutes(1);
+  while (sequences.size() < 30 && absl::Now() < deadline) {
+    absl::StatusOr<std::vector<EventPtr>> events = follower->Next(100, absl::Seconds(1));
+    ASSERT_OK(events.status());
+    for (const EventPtr& event : *events) sequences.push_back(event->sequence);
+  }
+  std::vector<uint64_t> expected;
+  for (uint64_t i = 1; i <= 30; ++i) expected.push_back(i);
+  EXPECT_EQ(sequences, expected);
+}
+
 // What publishers were told, by event id.
 struct Outcomes {
   Mutex mu;

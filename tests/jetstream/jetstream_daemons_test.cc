@@ -15,6 +15,7 @@
 #include "tests/jetstream/jetstream_environment.h"
 #include "tests/jetstream/jetstream_test_util.h"
 #include "tests/testing/status_matchers.h"
+#include "tests/testing/temp_dir.h"
 
 namespace keel::jetstream::testing {
 namespace {
@@ -263,6 +264,39 @@ TEST(JetStreamDaemonsTest, AStreamOfTheBussNameLaidOutOtherwiseIsRefused) {
   absl::StatusOr<std::unique_ptr<EventBus>> opened = OpenDaemon(BusNamed(bus));
   EXPECT_THAT(opened.status(), StatusIs(absl::StatusCode::kFailedPrecondition));
   EXPECT_THAT(std::string(opened.status().message()), HasSubstr("not laid out for Keel"));
+}
+
+TEST(JetStreamDaemonsTest, ThousandsOfKeelStreamsShareOneJetStreamStream) {
+  const std::string bus = FreshBusName();
+  ASSERT_OK_AND_ASSIGN(auto daemon, OpenDaemon(BusNamed(bus)));
+  ASSERT_OK_AND_ASSIGN(std::string before,
+                       ApiRequest(SharedCluster()->servers(), "$JS.API.STREAM.NAMES", ""));
+  constexpr int kStreams = 1000;
+  for (int i = 0; i < kStreams; ++i) {
+    ASSERT_OK(daemon->Publish(Payload(absl::StrCat("tenant.", 10000 + i), "e")).status());
+  }
+  ASSERT_OK_AND_ASSIGN(std::string after,
+                       ApiRequest(SharedCluster()->servers(), "$JS.API.STREAM.NAMES", ""));
+  EXPECT_EQ(after, before) << "publishing to new Keel streams created JetStream streams";
+  ASSERT_OK_AND_ASSIGN(std::vector<StreamInfo> listed,
+                       daemon->replayer()->ListStreams("tenant.", 2 * kStreams));
+  ASSERT_EQ(listed.size(), static_cast<size_t>(kStreams));
+  EXPECT_EQ(listed.front().stream, "tenant.10000");
+  EXPECT_EQ(listed.back().stream, absl::StrCat("tenant.", 10000 + kStreams - 1));
+  for (const StreamInfo& info : listed) EXPECT_EQ(info.last_sequence, 1u);
+}
+
+TEST(JetStreamDaemonsTest, ATokenServerNeedsTheTokenOption) {
+  ::keel::testing::TempDir dir;
+  ASSERT_OK_AND_ASSIGN(std::unique_ptr<NatsCluster> guarded,
+                       NatsCluster::Start(1, dir.Sub("nats"), "a-token-for-keel"));
+  Config config = BusNamed(FreshBusName());
+  config.Set("servers", guarded->servers());
+  EXPECT_THAT(OpenDaemon(config).status(), HasErrorKind(ErrorKind::kUnavailable));
+  config.Set("token", "a-token-for-keel");
+  ASSERT_OK_AND_ASSIGN(auto daemon, OpenDaemon(config));
+  ASSERT_OK_AND_ASSIGN(Receipt receipt, daemon->Publish(Payload("s", "with token")));
+  EXPECT_EQ(receipt.sequence, 1u);
 }
 
 TEST(JetStreamDaemonsTest, NoServerIsUnavailable) {

@@ -41,9 +41,10 @@ absl::StatusOr<int> FreePort() {
 }
 
 // Whether `url` answers a JetStream account-info request without error.
-bool JetStreamAnswers(const std::string& url) {
+bool JetStreamAnswers(const std::string& url, const std::string& token) {
   NatsClientOptions options;
   options.servers = {url};
+  options.token = token;
   options.connect_timeout = absl::Seconds(1);
   absl::StatusOr<std::unique_ptr<NatsClient>> client = NatsClient::Connect(options);
   if (!client.ok()) return false;
@@ -53,9 +54,11 @@ bool JetStreamAnswers(const std::string& url) {
 
 }  // namespace
 
-absl::StatusOr<std::unique_ptr<NatsCluster>> NatsCluster::Start(int nodes, const std::string& dir) {
+absl::StatusOr<std::unique_ptr<NatsCluster>> NatsCluster::Start(int nodes, const std::string& dir,
+                                                                const std::string& token) {
   std::unique_ptr<NatsCluster> cluster(new NatsCluster());
   cluster->dir_ = dir;
+  cluster->token_ = token;
   std::filesystem::create_directories(dir);
   for (int i = 0; i < nodes; ++i) {
     Node node;
@@ -77,9 +80,12 @@ absl::StatusOr<std::unique_ptr<NatsCluster>> NatsCluster::Start(int nodes, const
            << "max_payload: 8MB\n"
            << "jetstream { store_dir: \"" << dir << "/" << node.name
            << "\", max_file_store: 2GB, max_memory_store: 64MB }\n";
+    if (!token.empty()) config << "authorization { token: \"" << token << "\" }\n";
     if (nodes > 1) {
-      config << "cluster { name: keel, listen: 127.0.0.1:" << node.cluster_port << ", routes: ["
-             << absl::StrJoin(routes, ", ") << "] }\n";
+      // no_advertise: a client reconnects only to the servers it was given,
+      // so a test can cut one off by killing its server.
+      config << "cluster { name: keel, listen: 127.0.0.1:" << node.cluster_port
+             << ", no_advertise: true, routes: [" << absl::StrJoin(routes, ", ") << "] }\n";
     }
   }
   for (Node& node : cluster->nodes_) KEEL_RETURN_IF_ERROR(cluster->Launch(node));
@@ -135,7 +141,7 @@ absl::Status NatsCluster::WaitReady(absl::Duration timeout) {
   const absl::Time deadline = absl::Now() + timeout;
   for (int i = 0; i < size(); ++i) {
     if (!running(i)) continue;
-    while (!JetStreamAnswers(url(i))) {
+    while (!JetStreamAnswers(url(i), token_)) {
       int status = 0;
       if (waitpid(nodes_[i].pid, &status, WNOHANG) == nodes_[i].pid) {
         nodes_[i].pid = -1;
@@ -160,6 +166,7 @@ absl::StatusOr<int> NatsCluster::LeaderOf(const std::string& stream, absl::Durat
       if (!running(i)) continue;
       NatsClientOptions options;
       options.servers = {url(i)};
+      options.token = token_;
       options.connect_timeout = absl::Seconds(1);
       absl::StatusOr<std::unique_ptr<NatsClient>> client = NatsClient::Connect(options);
       if (!client.ok()) continue;

@@ -2,6 +2,8 @@
 // free loopback ports with their stores in a temporary directory: one
 // standalone server, or a cluster of several nodes routed to each other.
 // Nodes can be killed (SIGKILL) and restarted on the same ports and store.
+// Servers do not advertise each other to clients: a client reconnects only
+// to the URLs it was given.
 //
 // Thread safety: not thread-safe; one test drives it.
 #ifndef KEEL_TESTS_JETSTREAM_NATS_CLUSTER_H_
@@ -23,7 +25,9 @@ class NatsCluster {
   // Starts `nodes` servers (1: standalone) and waits until JetStream answers
   // on each. kUnavailable when they do not come up (their logs are in
   // `dir`).
-  static absl::StatusOr<std::unique_ptr<NatsCluster>> Start(int nodes, const std::string& dir);
+  // With `token`, clients must authenticate with it.
+  static absl::StatusOr<std::unique_ptr<NatsCluster>> Start(int nodes, const std::string& dir,
+                                                            const std::string& token = "");
   ~NatsCluster();  // Kills every node.
   NatsCluster(const NatsCluster&) = delete;
   NatsCluster& operator=(const NatsCluster&) = delete;
@@ -38,7 +42,8 @@ class NatsCluster {
   void Kill(int node);
   // Starts a killed node again with its configuration and store.
   absl::Status Restart(int node);
-  // Waits until every running node answers JetStream requests.
+  // Waits until every running node answers JetStream requests (connecting
+  // with `token` when the servers want one).
   absl::Status WaitReady(absl::Duration timeout = absl::Seconds(30));
   // The index of the node that leads JetStream stream `stream`.
   absl::StatusOr<int> LeaderOf(const std::string& stream,
@@ -58,6 +63,7 @@ class NatsCluster {
   absl::Status Launch(Node& node);
 
   std::string dir_;
+  std::string token_;
   std::vector<Node> nodes_;
 };
 

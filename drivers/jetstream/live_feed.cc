@@ -142,6 +142,7 @@ void LiveFeed::Run() {
 
 void LiveFeed::Handle(const std::string& stream, const StoredRecord& record, bool may_read_missed) {
   seen_js_ = std::max(seen_js_, record.js_seq);
+  reader_.Note(stream, record.header, record.js_seq);
   bool missed = false;
   {
     MutexLock lock(&mu_);

@@ -1,5 +1,7 @@
 #include "drivers/jetstream/record_reader.h"
 
+#include <algorithm>
+
 #include "absl/strings/str_cat.h"
 #include "core/status_macros.h"
 
@@ -27,7 +29,9 @@ absl::StatusOr<std::optional<StoredRecord>> RecordReader::Last(absl::string_view
   KEEL_ASSIGN_OR_RETURN(std::optional<StoredMessage> message,
                         api_.LastBySubject(layout_.EventSubject(stream)));
   if (!message) return std::nullopt;
-  return ToRecord(*std::move(message), stream);
+  KEEL_ASSIGN_OR_RETURN(StoredRecord record, ToRecord(*std::move(message), stream));
+  Note(stream, record.header, record.js_seq);
+  return record;
 }
 
 absl::StatusOr<std::optional<StoredRecord>> RecordReader::NextFrom(absl::string_view stream,
@@ -35,19 +39,22 @@ absl::StatusOr<std::optional<StoredRecord>> RecordReader::NextFrom(absl::string_
   KEEL_ASSIGN_OR_RETURN(std::optional<StoredMessage> message,
                         api_.NextBySubject(layout_.EventSubject(stream), from));
   if (!message) return std::nullopt;
-  return ToRecord(*std::move(message), stream);
+  KEEL_ASSIGN_OR_RETURN(StoredRecord record, ToRecord(*std::move(message), stream));
+  Note(stream, record.header, record.js_seq);
+  return record;
 }
 
 absl::StatusOr<StoredRecord> RecordReader::LowerBound(
     absl::string_view stream, const RecordRef& tip,
-    const std::function<bool(const RecordHeader&)>& pred) {
-  // `found` (or the tip while it is unset) satisfies pred; no record at or
-  // below `lo` does; the search looks for an earlier one below `hi`
-  // (records in [hi, found) do not exist or do not qualify).
+    const std::function<bool(const RecordHeader&)>& pred, PositionCache::Range range) {
+  // `found` (or, while it is unset, the record at or after `found_at`)
+  // satisfies pred; no record at or below `lo` does; the search looks for
+  // an earlier one below `hi` (records in [hi, found) do not exist or do
+  // not qualify).
   std::optional<StoredRecord> found;
-  uint64_t found_at = tip.js_seq;
-  uint64_t lo = 0;
-  uint64_t hi = tip.js_seq;
+  uint64_t found_at = std::min(tip.js_seq, range.at_most);
+  uint64_t lo = range.after;
+  uint64_t hi = found_at;
   while (lo + 1 < hi) {
     const uint64_t mid = lo + (hi - lo) / 2;
     KEEL_ASSIGN_OR_RETURN(std::optional<StoredRecord> probe, NextFrom(stream, mid));
@@ -62,12 +69,13 @@ absl::StatusOr<StoredRecord> RecordReader::LowerBound(
     }
   }
   if (found) return *std::move(found);
-  // The tip itself; a later trim may have removed it, then what follows.
-  KEEL_ASSIGN_OR_RETURN(std::optional<StoredRecord> at_tip, NextFrom(stream, tip.js_seq));
-  if (!at_tip) {
+  // The record the search started from; a later trim may have removed it,
+  // then what follows.
+  KEEL_ASSIGN_OR_RETURN(std::optional<StoredRecord> start, NextFrom(stream, found_at));
+  if (!start) {
     return Damaged(stream, absl::StrCat("its head record, message ", tip.js_seq, ", is gone"));
   }
-  return *std::move(at_tip);
+  return *std::move(start);
 }
 
 absl::StatusOr<EventScan> RecordReader::ReadEvents(absl::string_view stream, uint64_t from,
@@ -80,7 +88,9 @@ absl::StatusOr<EventScan> RecordReader::ReadEvents(absl::string_view stream, uin
   if (from > to) return scan;
   KEEL_ASSIGN_OR_RETURN(
       StoredRecord record,
-      LowerBound(stream, tip, [from](const RecordHeader& header) { return header.next() > from; }));
+      LowerBound(
+          stream, tip, [from](const RecordHeader& header) { return header.next() > from; },
+          positions_.Around(stream, from)));
   uint64_t expect = from;
   if (record.header.seq > from) {
     // The records holding the start were purged after `tip` was read: the

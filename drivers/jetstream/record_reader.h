@@ -24,6 +24,7 @@
 #include "absl/strings/string_view.h"
 #include "drivers/jetstream/bus_layout.h"
 #include "drivers/jetstream/jetstream_api.h"
+#include "drivers/jetstream/position_cache.h"
 #include "drivers/jetstream/record.h"
 
 namespace keel::jetstream {
@@ -69,8 +70,15 @@ class RecordReader {
   absl::StatusOr<std::optional<StoredRecord>> NextFrom(absl::string_view stream, uint64_t from);
   // The first record satisfying `pred` (false for a prefix of the subject's
   // records, true from some record on); `tip` is a record satisfying it.
+  // `range`, when given, narrows the search (PositionCache::Range).
   absl::StatusOr<StoredRecord> LowerBound(absl::string_view stream, const RecordRef& tip,
-                                          const std::function<bool(const RecordHeader&)>& pred);
+                                          const std::function<bool(const RecordHeader&)>& pred,
+                                          PositionCache::Range range = {});
+  // Remembers where a record of `stream` is (the reader notes every record it
+  // reads itself).
+  void Note(absl::string_view stream, const RecordHeader& header, uint64_t js_seq) {
+    positions_.Note(stream, header.seq, js_seq);
+  }
   // Feeds the events [from, to] (to <= tip's last sequence) to `slot`/`take`
   // in order until `take` returns false. A range whose start was trimmed
   // since `tip` was read starts at the oldest event still stored
@@ -89,6 +97,7 @@ class RecordReader {
 
   JetStreamApi& api_;
   const BusLayout& layout_;
+  PositionCache positions_;
 };
 
 }  // namespace keel::jetstream

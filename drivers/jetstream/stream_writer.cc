@@ -200,6 +200,7 @@ absl::StatusOr<bool> StreamWriter::ClaimNextLocked(RecordHeader header, std::str
   }
   KEEL_ASSIGN_OR_RETURN(ClaimOutcome outcome, PublishClaim(env_.api, claim, env_.publish_timeout));
   if (outcome.kind == ClaimOutcome::Kind::kStored) {
+    env_.reader.Note(stream_, header, outcome.sequence);
     tip_ = RecordRef{outcome.sequence, std::move(header)};
     return true;
   }

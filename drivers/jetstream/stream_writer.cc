@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <utility>
 
+#include "absl/container/flat_hash_map.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "core/errors.h"
@@ -212,73 +213,160 @@ absl::StatusOr<bool> StreamWriter::ClaimNextLocked(RecordHeader header, std::str
 
 absl::StatusOr<AppendResult> StreamWriter::Append(std::vector<Event> events,
                                                   const AppendRequest& request) {
-  MutexLock lock(&mu_);
-  const absl::Duration window = request.dedupe_window;
-  if (!loaded_) KEEL_RETURN_IF_ERROR(LoadLocked(window));
-  bool fresh = false;  // Whether the tip was read from the server during this call.
+  QueuedAppend self;
+  self.events = std::move(events);
+  self.request = request;
+  for (const Event& event : self.events) self.bytes += event.ApproximateSize();
+  std::vector<QueuedAppend*> group;
+  {
+    MutexLock lock(&queue_mu_);
+    queue_.push_back(&self);
+    queue_mu_.Await([&]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(queue_mu_) {
+      return self.done || (!leading_ && queue_.front() == &self);
+    });
+    if (self.done) return std::move(self.result);
+    // Lead: take the publishes queued meanwhile into the same record, as
+    // long as they fit one.
+    leading_ = true;
+    const size_t budget = std::max<size_t>(env_.max_record_bytes / 2, 64 << 10);
+    size_t bytes = 0;
+    while (!queue_.empty() && (group.empty() || bytes + queue_.front()->bytes <= budget)) {
+      bytes += queue_.front()->bytes;
+      group.push_back(queue_.front());
+      queue_.pop_front();
+    }
+  }
+  {
+    MutexLock lock(&mu_);
+    CommitLocked(group);
+  }
+  MutexLock lock(&queue_mu_);
+  // The members return as soon as they see `done`: no use of them after.
+  for (QueuedAppend* member : group) member->done = true;
+  leading_ = false;
+  return std::move(self.result);
+}
+
+void StreamWriter::CommitLocked(const std::vector<QueuedAppend*>& group) {
+  std::vector<QueuedAppend*> pending = group;
+  auto fail_pending = [&](const absl::Status& status) {
+    for (QueuedAppend* member : pending) member->result = status;
+  };
+  absl::Duration window = absl::ZeroDuration();
+  for (QueuedAppend* member : group) window = std::max(window, member->request.dedupe_window);
+  if (!loaded_) {
+    if (absl::Status loaded = LoadLocked(window); !loaded.ok()) return fail_pending(loaded);
+  }
+  bool fresh = false;  // Whether the tip was read from the server during this commit.
   for (int round = 0; round < kMaxRounds; ++round) {
     const absl::Time now = env_.clock.Now();
-    absl::StatusOr<AppendPlan> plan =
-        PlanAppend(events, request, tip_.header.next() - 1,
-                   [&](absl::string_view key) { return keys_.Find(key, now); });
-    if (!plan.ok()) {
-      // A conflict against what this daemon last saw may be out of date:
-      // read the stream once before answering it.
-      if (GetErrorKind(plan.status()) == ErrorKind::kConflict && !fresh) {
-        KEEL_RETURN_IF_ERROR(RefreshLocked(window, "").status());
-        fresh = true;
+    // Plan each publish against the stream and the publishes before it in
+    // the group; a refused one leaves the group.
+    uint64_t next = tip_.header.next();
+    absl::Time last_time = tip_.header.last_time;
+    absl::flat_hash_map<std::string, DedupeHit> staged_keys;
+    std::vector<Event> batch;
+    bool stale = false;
+    std::vector<QueuedAppend*> planned_members;
+    for (QueuedAppend* member : pending) {
+      absl::StatusOr<AppendPlan> plan =
+          PlanAppend(member->events, member->request, next - 1,
+                     [&](absl::string_view key) -> std::optional<DedupeHit> {
+                       if (auto it = staged_keys.find(key); it != staged_keys.end()) {
+                         return it->second;
+                       }
+                       return keys_.Find(key, now);
+                     });
+      if (!plan.ok()) {
+        // A conflict against what this daemon last saw may be out of date:
+        // read the stream once before answering it.
+        if (GetErrorKind(plan.status()) == ErrorKind::kConflict && !fresh) {
+          stale = true;
+          break;
+        }
+        member->result = plan.status();
         continue;
       }
-      return plan.status();
+      member->planned = member->events;
+      for (size_t i : plan->append) {
+        Event& event = member->planned[i];
+        // The clock stepped back, or another daemon's clock runs ahead:
+        // keep times non-decreasing within the stream.
+        if (event.time < last_time) event.time = last_time;
+        last_time = event.time;
+        event.sequence = next++;
+        if (event.idempotency_key && member->request.dedupe_window > absl::ZeroDuration()) {
+          staged_keys.emplace(*event.idempotency_key, DedupeHit{event.sequence, event.id});
+        }
+        batch.push_back(event);
+      }
+      member->plan = *std::move(plan);
+      planned_members.push_back(member);
     }
-    AppendResult result;
-    std::vector<Event> planned = events;
-    std::vector<Event> batch;
-    batch.reserve(plan->append.size());
-    absl::Time last_time = tip_.header.last_time;
-    uint64_t sequence = tip_.header.next();
-    for (size_t i : plan->append) {
-      Event& event = planned[i];
-      // The clock stepped back, or another daemon's clock runs ahead: keep
-      // times non-decreasing within the stream.
-      if (event.time < last_time) event.time = last_time;
-      last_time = event.time;
-      event.sequence = sequence++;
-      batch.push_back(event);
+    if (stale) {
+      if (absl::Status read = RefreshLocked(window, "").status(); !read.ok()) {
+        return fail_pending(read);
+      }
+      fresh = true;
+      continue;
     }
+    pending = planned_members;
     if (batch.empty()) {
-      result.receipts = PlannedReceipts(*plan, planned, stream_, env_.epoch);
-      result.next_key_expiry = keys_.NextExpiry();
-      return result;
+      for (QueuedAppend* member : pending) {
+        AppendResult result;
+        result.receipts = PlannedReceipts(*member->plan, member->planned, stream_, env_.epoch);
+        result.next_key_expiry = keys_.NextExpiry();
+        member->result = std::move(result);
+      }
+      return;
     }
     const RecordHeader header = AppendedHeader(tip_.header, batch);
-    KEEL_ASSIGN_OR_RETURN(bool stored, ClaimNextLocked(header, EncodeRecordEvents(batch), window));
-    fresh = true;
-    if (!stored) continue;  // Plan again against what the other writers appended.
-    for (const Event& event : batch) {
-      if (event.idempotency_key && window > absl::ZeroDuration()) {
-        keys_.Remember(*event.idempotency_key, DedupeHit{event.sequence, event.id},
-                       event.time + window);
+    absl::StatusOr<bool> stored = ClaimNextLocked(header, EncodeRecordEvents(batch), window);
+    if (!stored.ok()) {
+      if (absl::IsResourceExhausted(stored.status()) && pending.size() > 1) {
+        // Together they do not fit one record: one record each.
+        for (QueuedAppend* member : pending) CommitLocked({member});
+        return;
       }
+      return fail_pending(stored.status());
     }
+    fresh = true;
+    if (!*stored) continue;  // Plan again against what the other writers appended.
     // A claim found stored after an unknown outcome was folded with its
     // keys already; remembering them again changes nothing.
-    result.receipts = PlannedReceipts(*plan, planned, stream_, env_.epoch);
-    result.written = WrittenRecord{tip_.js_seq, tip_.header};
+    for (QueuedAppend* member : pending) {
+      const absl::Duration member_window = member->request.dedupe_window;
+      for (size_t i : member->plan->append) {
+        const Event& event = member->planned[i];
+        if (event.idempotency_key && member_window > absl::ZeroDuration()) {
+          keys_.Remember(*event.idempotency_key, DedupeHit{event.sequence, event.id},
+                         event.time + member_window);
+        }
+      }
+    }
+    const WrittenRecord written{tip_.js_seq, tip_.header};
+    WrittenRecord trimmed;
     if (env_.max_events_per_stream > 0 &&
         tip_.header.bounds().count() > env_.max_events_per_stream) {
       RetentionLimits cap;
       cap.max_events = env_.max_events_per_stream;
       // The events are stored whatever the trim does: a trim that fails
       // here is made by the next append.
-      absl::StatusOr<TrimResult> trimmed = TrimLocked(cap, now, UINT64_MAX, window);
-      if (trimmed.ok()) result.trimmed = trimmed->written;
+      absl::StatusOr<TrimResult> cut = TrimLocked(cap, now, UINT64_MAX, window);
+      if (cut.ok()) trimmed = cut->written;
     }
-    result.next_key_expiry = keys_.NextExpiry();
-    return result;
+    for (QueuedAppend* member : pending) {
+      AppendResult result;
+      result.receipts = PlannedReceipts(*member->plan, member->planned, stream_, env_.epoch);
+      result.written = written;
+      result.trimmed = trimmed;
+      result.next_key_expiry = keys_.NextExpiry();
+      member->result = std::move(result);
+    }
+    return;
   }
-  return Unavailable(absl::StrCat("jetstream: stream '", stream_, "': lost ", kMaxRounds,
-                                  " conditional publishes in a row"));
+  fail_pending(Unavailable(absl::StrCat("jetstream: stream '", stream_, "': lost ", kMaxRounds,
+                                        " conditional publishes in a row")));
 }
 
 absl::StatusOr<TrimResult> StreamWriter::Trim(const RetentionLimits& limits, absl::Time now,

@@ -10,6 +10,10 @@
 // its claim follows, whoever wrote the rest. A record that does not
 // continue the one before it is kDataLoss.
 //
+// Publishes to one stream that queue while its writer is busy go into one
+// record together (each still all or nothing, planned in queue order), so
+// that a hot stream is not limited to one round trip per publish.
+//
 // Trims are records too: a marker that moves the stream's first retained
 // sequence, claimed like an append, after which the records wholly below it
 // are purged from JetStream.
@@ -20,6 +24,8 @@
 #define KEEL_DRIVERS_JETSTREAM_STREAM_WRITER_H_
 
 #include <cstdint>
+#include <deque>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -90,6 +96,20 @@ class StreamWriter {
   absl::Time NextKeyExpiry();
 
  private:
+  // One publish waiting for, or planned into, a record.
+  struct QueuedAppend {
+    std::vector<Event> events;
+    AppendRequest request;
+    size_t bytes = 0;
+    bool done = false;  // Set by the leader once `result` holds the answer.
+    absl::StatusOr<AppendResult> result = AppendResult{};
+    // The leader's planning.
+    std::optional<AppendPlan> plan;
+    std::vector<Event> planned;  // `events` with the planned sequences and times.
+  };
+
+  // Appends the publishes of `group` as one record; answers each.
+  void CommitLocked(const std::vector<QueuedAppend*>& group) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   // Reads the stream's head (checking that it continues the record its
   // slot names) and the keys of the last `window`.
   absl::Status LoadLocked(absl::Duration window) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
@@ -114,7 +134,12 @@ class StreamWriter {
   const std::string subject_;
   WriterEnv& env_;
 
-  Mutex mu_;
+  // Publishes wait here; the one at the front leads while none does.
+  Mutex queue_mu_;
+  std::deque<QueuedAppend*> queue_ ABSL_GUARDED_BY(queue_mu_);
+  bool leading_ ABSL_GUARDED_BY(queue_mu_) = false;
+
+  Mutex mu_;  // The stream's state; held by a leader through its commit.
   bool loaded_ ABSL_GUARDED_BY(mu_) = false;
   RecordRef tip_ ABSL_GUARDED_BY(mu_);
   DedupeTable keys_ ABSL_GUARDED_BY(mu_);

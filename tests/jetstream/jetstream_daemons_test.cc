@@ -5,6 +5,7 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <latch>
 #include <string>
 #include <thread>
 #include <vector>
@@ -115,6 +116,69 @@ TEST(JetStreamDaemonsTest, ExpectedLastSequenceCountsEveryDaemonsAppends) {
   ASSERT_OK_AND_ASSIGN(Receipt current,
                        b->Publish(Payload("occ", "4"), {.expected_last_sequence = 3}));
   EXPECT_EQ(current.sequence, 4u);
+}
+
+// Publishes that queue at one daemon share a record; each must still be
+// answered as if alone: one key, one event; one expectation, one winner.
+TEST(JetStreamDaemonsTest, PublishesGroupedIntoOneRecordAreAnsweredOneByOne) {
+  ASSERT_OK_AND_ASSIGN(auto daemon, OpenDaemon(BusNamed(FreshBusName())));
+  constexpr int kThreads = 16;
+  std::vector<absl::StatusOr<Receipt>> keyed(kThreads), conditional(kThreads);
+  // A large batch keeps each stream's writer busy while the racing
+  // publishes queue behind it, so that they meet in the next record.
+  std::vector<Event> slow;
+  for (int i = 0; i < 30; ++i) slow.push_back(Payload("", std::string(100 << 10, 's')));
+  std::latch started(1);
+  std::thread busy([&] {
+    started.count_down();
+    EXPECT_OK(daemon->PublishBatch("keyed", slow).status());
+  });
+  std::thread busy_too([&] { EXPECT_OK(daemon->PublishBatch("cas", slow).status()); });
+  started.wait();
+  absl::SleepFor(absl::Milliseconds(2));
+  std::vector<std::thread> threads;
+  for (int i = 0; i < kThreads; ++i) {
+    threads.emplace_back([&, i] {
+      Event event = Payload("keyed", absl::StrCat("attempt ", i));
+      event.idempotency_key = "the-one";
+      keyed[i] = daemon->Publish(event);
+    });
+    threads.emplace_back([&, i] {
+      conditional[i] = daemon->Publish(Payload("cas", "x"), {.expected_last_sequence = 30});
+    });
+  }
+  for (std::thread& thread : threads) thread.join();
+  busy.join();
+  busy_too.join();
+  int originals = 0, accepted = 0;
+  for (int i = 0; i < kThreads; ++i) {
+    ASSERT_OK(keyed[i].status());
+    EXPECT_EQ(keyed[i]->sequence, keyed[0]->sequence);
+    EXPECT_EQ(keyed[i]->id, keyed[0]->id);
+    if (!keyed[i]->duplicate) ++originals;
+    if (conditional[i].ok()) {
+      ++accepted;
+    } else {
+      EXPECT_THAT(conditional[i].status(), HasErrorKind(ErrorKind::kConflict));
+    }
+  }
+  EXPECT_EQ(originals, 1);
+  EXPECT_EQ(accepted, 1);
+  ASSERT_OK_AND_ASSIGN(std::vector<Event> stored, ReadAll(*daemon, "keyed"));
+  EXPECT_EQ(stored.size(), 31u);
+  ASSERT_OK_AND_ASSIGN(stored, ReadAll(*daemon, "cas"));
+  EXPECT_EQ(stored.size(), 31u);
+}
+
+TEST(JetStreamDaemonsTest, ABatchLargerThanTheServersMaxPayloadIsTooLargeAndStoresNothing) {
+  ASSERT_OK_AND_ASSIGN(auto daemon, OpenDaemon(BusNamed(FreshBusName())));
+  std::vector<Event> batch;
+  for (int i = 0; i < 80; ++i) batch.push_back(Payload("big", std::string(120 << 10, 'x')));
+  absl::StatusOr<std::vector<Receipt>> refused = daemon->PublishBatch("big", batch);
+  EXPECT_THAT(refused.status(), HasErrorKind(ErrorKind::kPayloadTooLarge));
+  EXPECT_THAT(std::string(refused.status().message()), HasSubstr("max_payload"));
+  ASSERT_OK_AND_ASSIGN(Receipt next, daemon->Publish(Payload("big", "small")));
+  EXPECT_EQ(next.sequence, 1u);
 }
 
 TEST(JetStreamDaemonsTest, DeclarationsAreSharedAndADifferentOneIsDriftOnAnyDaemon) {

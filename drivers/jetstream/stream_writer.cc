@@ -109,34 +109,37 @@ absl::Status StreamWriter::CheckHeadLocked(const StoredRecord& head) {
 }
 
 absl::Status StreamWriter::LoadLocked(absl::Duration window) {
+  // Loaded only once everything is: a writer that knew part of the keys
+  // would let a duplicate through.
+  tip_ = RecordRef{};
+  keys_ = DedupeTable();
   KEEL_ASSIGN_OR_RETURN(std::optional<StoredRecord> head, env_.reader.Last(stream_));
   if (!head) {
-    tip_ = RecordRef{};
     loaded_ = true;
     return absl::OkStatus();
   }
   KEEL_RETURN_IF_ERROR(CheckHeadLocked(*head));
   tip_ = head->ref();
-  loaded_ = true;
   // The idempotency keys still in their window: those of the records
   // whose newest event is younger than the window, read oldest first.
-  if (window <= absl::ZeroDuration() || head->header.last_time == absl::InfinitePast()) {
-    return absl::OkStatus();
-  }
   const absl::Time since = env_.clock.Now() - window;
-  if (head->header.last_time < since) return absl::OkStatus();
-  KEEL_ASSIGN_OR_RETURN(StoredRecord record,
-                        env_.reader.LowerBound(stream_, tip_, [since](const RecordHeader& header) {
-                          return header.last_time >= since;
-                        }));
-  while (true) {
-    KEEL_RETURN_IF_ERROR(RememberKeysLocked(record, window));
-    if (record.js_seq >= tip_.js_seq) break;
-    KEEL_ASSIGN_OR_RETURN(std::optional<StoredRecord> next,
-                          env_.reader.NextFrom(stream_, record.js_seq + 1));
-    if (!next) break;
-    record = *std::move(next);
+  if (window > absl::ZeroDuration() && head->header.last_time != absl::InfinitePast() &&
+      head->header.last_time >= since) {
+    KEEL_ASSIGN_OR_RETURN(
+        StoredRecord record,
+        env_.reader.LowerBound(stream_, tip_, [since](const RecordHeader& header) {
+          return header.last_time >= since;
+        }));
+    while (true) {
+      KEEL_RETURN_IF_ERROR(RememberKeysLocked(record, window));
+      if (record.js_seq >= tip_.js_seq) break;
+      KEEL_ASSIGN_OR_RETURN(std::optional<StoredRecord> next,
+                            env_.reader.NextFrom(stream_, record.js_seq + 1));
+      if (!next) break;
+      record = *std::move(next);
+    }
   }
+  loaded_ = true;
   return absl::OkStatus();
 }
 

@@ -24,13 +24,10 @@ install(FILES ${KEEL_PROTO_HEADERS} DESTINATION ${CMAKE_INSTALL_INCLUDEDIR}/keel
 # header, tests/conformance/conformance.h.
 
 install(EXPORT KeelTargets NAMESPACE Keel:: DESTINATION ${KEEL_INSTALL_CMAKEDIR})
-
-# KeelConfig.cmake finds the dependencies with find_dependency; GTest only
-# when the conformance suite is part of the install.
+# The conformance suite is a component (find_package(Keel COMPONENTS
+# conformance)), installed with a build that has tests; only it needs GTest.
 if(TARGET keel_conformance)
-  set(KEEL_CONFIG_WITH_CONFORMANCE ON)
-else()
-  set(KEEL_CONFIG_WITH_CONFORMANCE OFF)
+  install(EXPORT KeelConformanceTargets NAMESPACE Keel:: DESTINATION ${KEEL_INSTALL_CMAKEDIR})
 endif()
 configure_package_config_file(cmake/KeelConfig.cmake.in
                               ${CMAKE_CURRENT_BINARY_DIR}/KeelConfig.cmake

@@ -1,7 +1,7 @@
 // The CPU-time readers behind `keel bench http`'s "CPU per event": the same
 // process read through /proc and through getrusage agree, and a thread's
 // clock counts that thread's work.
-#include "cmd/keel/bench/bench_process.h"
+#include "cmd/keel-bench/bench_process.h"
 
 #include <unistd.h>
 

@@ -1,4 +1,4 @@
-#include "cmd/keel/bench/raw_leveldb.h"
+#include "cmd/keel-bench/raw_leveldb.h"
 
 #include <filesystem>
 

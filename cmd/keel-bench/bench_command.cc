@@ -1,8 +1,8 @@
 // `keel bench <mode>`: benchmarks that print figures and ratios against a
-// baseline measured in the same run. Modes live in cmd/keel/bench/*_bench.cc.
+// baseline measured in the same run. Modes live in cmd/keel-bench/*_bench.cc.
 #include <ostream>
 
-#include "cmd/keel/bench/bench_mode.h"
+#include "cmd/keel-bench/bench_mode.h"
 #include "cmd/keel/command.h"
 
 namespace keel::cli {

@@ -1,4 +1,4 @@
-#include "cmd/keel/bench/bench_process.h"
+#include "cmd/keel-bench/bench_process.h"
 
 #include <filesystem>
 

@@ -1,4 +1,4 @@
-#include "cmd/keel/bench/http_load.h"
+#include "cmd/keel-bench/http_load.h"
 
 #include <arpa/inet.h>
 #include <fcntl.h>
@@ -27,7 +27,7 @@
 #include "absl/strings/match.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
-#include "cmd/keel/bench/bench_process.h"
+#include "cmd/keel-bench/bench_process.h"
 #include "core/mutex.h"
 
 namespace keel::cli::bench {

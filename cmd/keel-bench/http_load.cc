@@ -30,7 +30,7 @@
 #include "cmd/keel-bench/bench_process.h"
 #include "core/mutex.h"
 
-namespace keel::cli::bench {
+namespace keel::bench {
 namespace {
 
 namespace net = boost::asio;
@@ -348,4 +348,4 @@ absl::StatusOr<BlockingHttpClient::Response> BlockingHttpClient::RoundTrip(
   }
 }
 
-}  // namespace keel::cli::bench
+}  // namespace keel::bench

@@ -1,4 +1,4 @@
-// `keel bench storage`: the durable driver over LevelDB against raw LevelDB,
+// `keel-bench storage`: the durable driver over LevelDB against raw LevelDB,
 // measured in the same run on the same generated events (issue 3):
 //
 //   1. write:  raw WriteBatch of 1000 (sync=false) vs durable `sync=none`
@@ -49,7 +49,7 @@
 #include "leveldb/write_batch.h"
 #include "statestore/leveldb/leveldb_store.h"
 
-namespace keel::cli::bench {
+namespace keel::bench {
 namespace {
 
 namespace fs = std::filesystem;
@@ -748,15 +748,15 @@ class StorageBench final : public BenchMode {
                   "meaningful");
   }
 
-  int Run(const po::variables_map& vars, CommandIo& io) const override {
+  int Run(const po::variables_map& vars, BenchIo& io) const override {
     absl::StatusOr<StorageOptions> options = OptionsFrom(vars);
     if (!options.ok()) {
-      io.err << "keel bench storage: " << options.status().message() << "\n";
+      io.err << "keel-bench storage: " << options.status().message() << "\n";
       return kExitUsage;
     }
     absl::Status status = RunAll(*options, io.out);
     if (!status.ok()) {
-      io.err << "keel bench storage: " << status << "\n";
+      io.err << "keel-bench storage: " << status << "\n";
       return kExitFailure;
     }
     return kExitOk;
@@ -785,7 +785,7 @@ absl::Status StorageBench::RunAll(const StorageOptions& o, std::ostream& out) co
   auto sub = [&](absl::string_view name) { return (fs::path(root) / std::string(name)).string(); };
   const fs::space_info space = fs::space(root, ec);
 
-  out << "keel bench storage" << (o.quick ? " --quick (smoke run: figures are not meaningful)" : "")
+  out << "keel-bench storage" << (o.quick ? " --quick (smoke run: figures are not meaningful)" : "")
       << "\n"
       << "  events: " << Thousands(o.events) << " x " << o.payload_bytes
       << "-byte random payloads over " << o.streams << " streams; stores under " << root << " ("
@@ -1110,4 +1110,4 @@ absl::Status StorageBench::RunAll(const StorageOptions& o, std::ostream& out) co
 
 std::unique_ptr<BenchMode> NewStorageBench() { return std::make_unique<StorageBench>(); }
 
-}  // namespace keel::cli::bench
+}  // namespace keel::bench

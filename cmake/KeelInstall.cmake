@@ -16,9 +16,11 @@ include(CMakePackageConfigHelpers)
 
 set(KEEL_INSTALL_CMAKEDIR ${CMAKE_INSTALL_LIBDIR}/cmake/Keel)
 
+# cmd/keel-bench is a program, not a library: its headers stay out.
 install(DIRECTORY core statestore drivers cmd
         DESTINATION ${CMAKE_INSTALL_INCLUDEDIR}/keel
-        FILES_MATCHING PATTERN "*.h")
+        FILES_MATCHING PATTERN "*.h"
+        PATTERN "keel-bench" EXCLUDE)
 install(FILES ${KEEL_PROTO_HEADERS} DESTINATION ${CMAKE_INSTALL_INCLUDEDIR}/keel/core/proto)
 # tests/conformance/CMakeLists.txt installs the conformance suite's public
 # header, tests/conformance/conformance.h.

@@ -9,7 +9,6 @@ namespace keel::cli {
 
 std::vector<std::unique_ptr<Command>> BuiltinCommands() {
   std::vector<std::unique_ptr<Command>> commands;
-  commands.push_back(NewBenchCommand());
   commands.push_back(NewDaemonCommand());
   commands.push_back(NewDeadLettersCommand());
   commands.push_back(NewDeclareCommand());

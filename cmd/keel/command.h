@@ -47,7 +47,6 @@ class Command {
 
 std::vector<std::unique_ptr<Command>> BuiltinCommands();
 
-std::unique_ptr<Command> NewBenchCommand();  // cmd/keel/bench/
 std::unique_ptr<Command> NewDaemonCommand();
 std::unique_ptr<Command> NewDeadLettersCommand();  // over HTTP
 std::unique_ptr<Command> NewDeclareCommand();  // over HTTP

@@ -51,7 +51,7 @@ namespace keel {
 class LevelDbStore final : public StateStore {
  public:
   // The defaults of block_cache_bytes and write_buffer_bytes (the raw
-  // LevelDB baseline of `keel bench storage` uses them too).
+  // LevelDB baseline of `keel-bench storage` uses them too).
   static constexpr uint64_t kDefaultBlockCacheBytes = uint64_t{8} << 20;
   static constexpr uint64_t kDefaultWriteBufferBytes = uint64_t{32} << 20;
 

@@ -73,6 +73,15 @@ TEST(CliTest, HelpListsEveryCommand) {
   EXPECT_EQ(RunKeel({"-h"}).out, r.out);
 }
 
+// The benchmarks are a program of their own (keel-bench): a host program
+// that runs keel::cli::Main carries none of them.
+TEST(CliTest, HelpListsNoBenchmark) {
+  Result r = RunKeel({"--help"});
+  EXPECT_EQ(r.code, kExitOk);
+  EXPECT_THAT(r.out, Not(HasSubstr("bench")));
+  EXPECT_EQ(RunKeel({"bench", "--help"}).code, kExitUsage) << "an unknown command";
+}
+
 TEST(CliTest, NoCommandIsAUsageError) {
   Result r = RunKeel({});
   EXPECT_EQ(r.code, kExitUsage);

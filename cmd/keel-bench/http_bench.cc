@@ -75,7 +75,7 @@ constexpr char kStream[] = "bench";
 // thread. With one client thread the daemon's passes were smaller (a LevelDB
 // log write per ~6 requests against ~15) and the two vCPUs 10-14% idle
 // (5-8% during Redis's slices); with two, single-event publishes went from
-// about parity with Redis to 1.1-1.25x (BENCHMARKS.md, session 18).
+// about parity with Redis to 1.1-1.25x.
 // redis-benchmark was no faster with a second thread (--http-redis-threads),
 // so Redis keeps its default of one.
 constexpr int kDefaultClientThreads = 2;

@@ -14,15 +14,6 @@
 namespace keel::crash_test {
 namespace {
 
-// Sanitizers make the daemon and the clients several times slower, and the
-// suite runs whole under them in CI: fewer loops keep the test's time there
-// close to an ordinary build's.
-#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
-constexpr int kDefaultLoops = 5;
-#else
-constexpr int kDefaultLoops = 10;
-#endif
-
 CrashLoopOptions& Options() {
   static CrashLoopOptions options;
   return options;
@@ -56,7 +47,6 @@ absl::StatusOr<CrashLoopOptions> CrashLoopOptionsFrom(int& argc, char** argv) {
   }
   argc = kept;
   CrashLoopOptions options;
-  options.loops = kDefaultLoops;
   if (loops.has_value() && (!absl::SimpleAtoi(*loops, &options.loops) || options.loops < 0)) {
     return absl::InvalidArgumentError(absl::StrCat("--loops takes a count, not '", *loops, "'"));
   }

@@ -3,7 +3,7 @@
 // sizes, pauses, page sizes), printed so that a failing run can be rerun
 // with the same choices (thread timing still varies).
 //
-//   --loops N  or KEEL_CRASH_LOOPS=N   (default 10; 5 in a sanitizer build)
+//   --loops N  or KEEL_CRASH_LOOPS=N   (default 10)
 //   --seed S   or KEEL_CRASH_SEED=S    (default: a new random seed)
 //
 // A flag wins over the environment.

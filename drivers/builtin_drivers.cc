@@ -12,4 +12,8 @@ void LinkBuiltinDrivers() {
   KEEL_FORCE_LINK_DRIVER(durable);
 }
 
+absl::string_view DefaultDriverName() { return "durable"; }
+
+absl::string_view EphemeralDriverName() { return "memory"; }
+
 }  // namespace keel

@@ -2,6 +2,7 @@
 
 #include <utility>
 
+#include "absl/strings/str_cat.h"
 #include "core/status_macros.h"
 #include "statestore/builtin_stores.h"
 
@@ -52,10 +53,15 @@ Registry<StoreFactory>& StoreRegistry() {
   return *registry;
 }
 
+absl::Status ValidateStoreOptions(const StoreFactory& factory, const Config& config) {
+  return ValidateOptions(absl::StrCat("store '", factory.name(), "'"), factory.options(), config);
+}
+
 absl::StatusOr<std::unique_ptr<StateStore>> OpenStore(absl::string_view name,
                                                       const Config& config) {
   LinkBuiltinStores();
   KEEL_ASSIGN_OR_RETURN(std::shared_ptr<StoreFactory> factory, StoreRegistry().Find(name));
+  KEEL_RETURN_IF_ERROR(ValidateStoreOptions(*factory, config));
   return factory->Open(config);
 }
 

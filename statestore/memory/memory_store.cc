@@ -52,6 +52,9 @@ class MemoryStoreFactory final : public StoreFactory {
   absl::string_view description() const override {
     return "ordered map in process memory; nothing survives the process";
   }
+  StoreTraits Traits(const Config&) const override {
+    return StoreTraits{.synced_writes_wait_for_disk = false, .keeps_data = false};
+  }
   absl::StatusOr<std::unique_ptr<StateStore>> Open(const Config& config) const override {
     return std::make_unique<MemoryStore>();
   }

@@ -35,6 +35,16 @@ std::optional<Access> AccessNamed(absl::string_view name) {
 
 }  // namespace
 
+bool Allows(Access access, Scope scope) {
+  switch (access) {
+    case Access::kRead:
+      return scope == Scope::kNone || scope == Scope::kRead;
+    case Access::kWrite:
+      return true;
+  }
+  return false;
+}
+
 absl::StatusOr<AccessTokens> AccessTokens::Parse(absl::string_view text) {
   AccessTokens tokens;
   int line_number = 0;

@@ -22,6 +22,10 @@ HttpResponse MethodNotAllowed(absl::string_view allowed) {
   return response;
 }
 
+HttpResponse NoHistoryResponse() {
+  return ErrorResponse(absl::UnimplementedError("this driver keeps no history"));
+}
+
 absl::StatusOr<size_t> ParseLimit(const HttpRequest& request, size_t fallback, size_t max) {
   if (!request.HasQuery("limit")) return fallback;
   size_t limit = 0;

@@ -26,7 +26,7 @@ struct Api::AsyncPass {
   AllDone done;
 };
 
-void Api::HandleAllAsync(absl::Span<const HttpRequest* const> requests, const Executor& blocking,
+void Api::HandleAllAsync(absl::Span<const RoutedRequest> requests, const Executor& blocking,
                          const Executor& complete_on, AllDone done) {
   auto pass = std::make_shared<AsyncPass>(requests.size(), std::move(done));
   std::vector<std::optional<ParsedPublish>> parsed(requests.size());
@@ -56,7 +56,8 @@ void Api::CommitJoinedAsync(const std::shared_ptr<AsyncPass>& pass, std::vector<
       // As PublishTogether: each is retried alone, which may block.
       return blocking([this, pass, group, indices] {
         for (size_t k = 0; k < indices.size(); ++k) {
-          pass->responses[indices[k]] = Guarded([&] { return Route(*(*group)[k].request); });
+          const HttpRequest& request = *(*group)[k].request;
+          pass->responses[indices[k]] = Guarded([&] { return Serve(request, Resolve(request)); });
         }
         pass->Finish();
       });

@@ -78,11 +78,11 @@ class PublishCoalescer {
   // `reply` gets its response on this coalescer's I/O thread. The request
   // must stay as it is until then (a session's own, which it reuses for its
   // next request only once it has answered this one).
-  void Add(const HttpRequest& request, Reply reply);
+  void Add(const RoutedRequest& request, Reply reply);
 
  private:
   struct Pending {
-    const HttpRequest* request;
+    RoutedRequest routed;
     Reply reply;
   };
 

@@ -2,7 +2,7 @@
 // per stream as in HandleAll, but committed without blocking the I/O thread
 // or parking a pool thread per commit (EventBus::PublishBatchAsync). With
 // sync=always that spares each publish the context switches of the thread
-// hand-offs around a waiting thread (BENCHMARKS.md, "sync=always").
+// hand-offs around a waiting thread.
 #include <atomic>
 #include <memory>
 #include <utility>

@@ -1,7 +1,7 @@
-#include "core/driver_factory.h"
+#include "keel/core/driver_factory.h"
 
 #include "absl/strings/str_cat.h"
-#include "core/status_macros.h"
+#include "keel/core/status_macros.h"
 
 namespace keel {
 

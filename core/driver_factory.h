@@ -30,14 +30,14 @@
 
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
-#include "core/clock.h"
-#include "core/config.h"
-#include "core/event_bus.h"
-#include "core/logger.h"
-#include "core/option_spec.h"
-#include "core/redactor.h"
-#include "core/registry.h"
-#include "core/stream_policy.h"
+#include "keel/core/clock.h"
+#include "keel/core/config.h"
+#include "keel/core/event_bus.h"
+#include "keel/core/logger.h"
+#include "keel/core/option_spec.h"
+#include "keel/core/redactor.h"
+#include "keel/core/registry.h"
+#include "keel/core/stream_policy.h"
 
 namespace keel {
 

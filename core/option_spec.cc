@@ -1,11 +1,11 @@
-#include "core/option_spec.h"
+#include "keel/core/option_spec.h"
 
 #include <algorithm>
 #include <utility>
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
-#include "core/errors.h"
+#include "keel/core/errors.h"
 
 namespace keel {
 

@@ -19,7 +19,7 @@
 #include "absl/status/status.h"
 #include "absl/strings/string_view.h"
 #include "absl/time/time.h"
-#include "core/config.h"
+#include "keel/core/config.h"
 
 namespace keel {
 

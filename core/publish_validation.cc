@@ -1,12 +1,12 @@
-#include "core/publish_validation.h"
+#include "keel/core/publish_validation.h"
 
 #include <algorithm>
 #include <cstring>
 
 #include "absl/random/random.h"
 #include "absl/strings/str_cat.h"
-#include "core/errors.h"
-#include "core/status_macros.h"
+#include "keel/core/errors.h"
+#include "keel/core/status_macros.h"
 
 namespace keel {
 namespace {

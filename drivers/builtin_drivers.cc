@@ -1,6 +1,6 @@
-#include "drivers/builtin_drivers.h"
+#include "keel/drivers/builtin_drivers.h"
 
-#include "core/driver_factory.h"
+#include "keel/core/driver_factory.h"
 
 KEEL_DECLARE_DRIVER_HOOK(memory);
 KEEL_DECLARE_DRIVER_HOOK(durable);

@@ -1,10 +1,10 @@
-#include "statestore/state_store.h"
+#include "keel/statestore/state_store.h"
 
 #include <utility>
 
 #include "absl/strings/str_cat.h"
-#include "core/status_macros.h"
-#include "statestore/builtin_stores.h"
+#include "keel/core/status_macros.h"
+#include "keel/statestore/builtin_stores.h"
 
 namespace keel {
 

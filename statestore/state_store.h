@@ -26,9 +26,9 @@
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
-#include "core/config.h"
-#include "core/option_spec.h"
-#include "core/registry.h"
+#include "keel/core/config.h"
+#include "keel/core/option_spec.h"
+#include "keel/core/registry.h"
 
 namespace keel {
 

@@ -1,4 +1,4 @@
-#include "cmd/keel-bench/bench_main.h"
+#include "keel/cmd/keel-bench/bench_main.h"
 
 #include <algorithm>
 #include <exception>
@@ -8,8 +8,8 @@
 
 #include <boost/program_options/parsers.hpp>
 
-#include "cmd/keel-bench/bench_mode.h"
-#include "drivers/builtin_drivers.h"
+#include "keel/cmd/keel-bench/bench_mode.h"
+#include "keel/drivers/builtin_drivers.h"
 
 namespace keel::bench {
 

@@ -1,4 +1,4 @@
-#include "cmd/keel-bench/bench_process.h"
+#include "keel/cmd/keel-bench/bench_process.h"
 
 #include <filesystem>
 

@@ -1,4 +1,4 @@
-#include "cmd/keel-bench/bench_report.h"
+#include "keel/cmd/keel-bench/bench_report.h"
 
 #include <algorithm>
 #include <ostream>

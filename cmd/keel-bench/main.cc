@@ -1,5 +1,5 @@
 #include <iostream>
 
-#include "cmd/keel-bench/bench_main.h"
+#include "keel/cmd/keel-bench/bench_main.h"
 
 int main(int argc, char** argv) { return keel::bench::Main(argc, argv, std::cout, std::cerr); }

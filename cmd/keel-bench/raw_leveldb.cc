@@ -1,10 +1,10 @@
-#include "cmd/keel-bench/raw_leveldb.h"
+#include "keel/cmd/keel-bench/raw_leveldb.h"
 
 #include <filesystem>
 
 #include "absl/strings/str_cat.h"
 #include "leveldb/options.h"
-#include "statestore/leveldb/leveldb_store.h"
+#include "keel/statestore/leveldb/leveldb_store.h"
 
 namespace keel::bench {
 

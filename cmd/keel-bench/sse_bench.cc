@@ -48,13 +48,13 @@
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
 #include "absl/time/clock.h"
-#include "cmd/keel-bench/bench_mode.h"
-#include "cmd/keel-bench/bench_process.h"
-#include "cmd/keel-bench/bench_report.h"
-#include "cmd/keel-bench/http_load.h"
-#include "cmd/keel/server/server.h"
-#include "core/mutex.h"
-#include "core/status_macros.h"
+#include "keel/cmd/keel-bench/bench_mode.h"
+#include "keel/cmd/keel-bench/bench_process.h"
+#include "keel/cmd/keel-bench/bench_report.h"
+#include "keel/cmd/keel-bench/http_load.h"
+#include "keel/cmd/keel/server/server.h"
+#include "keel/core/mutex.h"
+#include "keel/core/status_macros.h"
 
 namespace keel::bench {
 namespace {

@@ -1,13 +1,13 @@
-#include "cmd/keel/command.h"
+#include "keel/cmd/keel/command.h"
 
 #include <algorithm>
 
 #include <boost/program_options/value_semantic.hpp>
 
 #include "absl/strings/str_cat.h"
-#include "cmd/keel/client/http_client.h"
-#include "core/errors.h"
-#include "core/status_macros.h"
+#include "keel/cmd/keel/client/http_client.h"
+#include "keel/core/errors.h"
+#include "keel/core/status_macros.h"
 
 namespace keel::cli {
 

@@ -19,8 +19,8 @@
 #include <boost/program_options/variables_map.hpp>
 
 #include "absl/status/statusor.h"
-#include "core/config.h"
-#include "core/driver_factory.h"
+#include "keel/core/config.h"
+#include "keel/core/driver_factory.h"
 
 namespace keel::client {
 struct ClientOptions;

@@ -11,15 +11,15 @@
 
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
-#include "cmd/keel/command.h"
-#include "cmd/keel/server/access_tokens.h"
-#include "cmd/keel/server/api.h"
-#include "cmd/keel/server/metrics.h"
-#include "cmd/keel/server/server.h"
-#include "core/driver_factory.h"
-#include "core/status_macros.h"
-#include "core/stream_policy.h"
-#include "drivers/builtin_drivers.h"
+#include "keel/cmd/keel/command.h"
+#include "keel/cmd/keel/server/access_tokens.h"
+#include "keel/cmd/keel/server/api.h"
+#include "keel/cmd/keel/server/metrics.h"
+#include "keel/cmd/keel/server/server.h"
+#include "keel/core/driver_factory.h"
+#include "keel/core/status_macros.h"
+#include "keel/core/stream_policy.h"
+#include "keel/drivers/builtin_drivers.h"
 
 namespace keel::cli {
 namespace {

@@ -2,9 +2,9 @@
 // name and description, then a line per option it declares.
 #include <ostream>
 
-#include "cmd/keel/command.h"
-#include "core/driver_factory.h"
-#include "core/option_spec.h"
+#include "keel/cmd/keel/command.h"
+#include "keel/core/driver_factory.h"
+#include "keel/core/option_spec.h"
 
 namespace keel::cli {
 namespace {

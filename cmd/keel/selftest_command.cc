@@ -4,10 +4,10 @@
 #include <ostream>
 
 #include "absl/strings/str_cat.h"
-#include "cmd/keel/command.h"
-#include "core/driver_factory.h"
-#include "core/status_macros.h"
-#include "drivers/builtin_drivers.h"
+#include "keel/cmd/keel/command.h"
+#include "keel/core/driver_factory.h"
+#include "keel/core/status_macros.h"
+#include "keel/drivers/builtin_drivers.h"
 
 namespace keel::cli {
 namespace {

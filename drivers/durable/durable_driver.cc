@@ -12,13 +12,13 @@
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
-#include "core/driver_factory.h"
-#include "core/status_macros.h"
-#include "drivers/durable/degraded_bus.h"
-#include "drivers/durable/durable_bus.h"
-#include "drivers/durable/runtime_warning.h"
-#include "drivers/memory/memory_bus.h"
-#include "statestore/builtin_stores.h"
+#include "keel/core/driver_factory.h"
+#include "keel/core/status_macros.h"
+#include "keel/drivers/durable/degraded_bus.h"
+#include "keel/drivers/durable/durable_bus.h"
+#include "keel/drivers/durable/runtime_warning.h"
+#include "keel/drivers/memory/memory_bus.h"
+#include "keel/statestore/builtin_stores.h"
 
 namespace keel {
 namespace {

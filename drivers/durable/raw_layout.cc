@@ -1,8 +1,8 @@
-#include "drivers/durable/raw_layout.h"
+#include "keel/drivers/durable/raw_layout.h"
 
-#include "drivers/durable/durable_bus.h"
-#include "drivers/durable/head_checkpoints.h"
-#include "drivers/durable/key_layout.h"
+#include "keel/drivers/durable/durable_bus.h"
+#include "keel/drivers/durable/head_checkpoints.h"
+#include "keel/drivers/durable/key_layout.h"
 
 namespace keel::durable::raw {
 

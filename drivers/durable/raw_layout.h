@@ -24,7 +24,7 @@
 #include "absl/strings/string_view.h"
 #include "absl/time/time.h"
 #include "absl/types/span.h"
-#include "core/event.h"
+#include "keel/core/event.h"
 
 namespace keel::durable {
 class HeadCheckpoints;

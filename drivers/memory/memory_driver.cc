@@ -1,7 +1,7 @@
 // Registers the `memory` driver.
-#include "core/driver_factory.h"
-#include "core/status_macros.h"
-#include "drivers/memory/memory_bus.h"
+#include "keel/core/driver_factory.h"
+#include "keel/core/status_macros.h"
+#include "keel/drivers/memory/memory_bus.h"
 
 namespace keel {
 namespace {

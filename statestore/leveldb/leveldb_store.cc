@@ -1,4 +1,4 @@
-#include "statestore/leveldb/leveldb_store.h"
+#include "keel/statestore/leveldb/leveldb_store.h"
 
 #include <algorithm>
 #include <filesystem>
@@ -8,8 +8,8 @@
 
 #include "absl/strings/escaping.h"
 #include "absl/strings/str_cat.h"
-#include "core/errors.h"
-#include "core/status_macros.h"
+#include "keel/core/errors.h"
+#include "keel/core/status_macros.h"
 #include "leveldb/cache.h"
 #include "leveldb/db.h"
 #include "leveldb/env.h"
@@ -19,11 +19,11 @@
 #include "leveldb/slice.h"
 #include "leveldb/status.h"
 #include "leveldb/write_batch.h"
-#include "statestore/boot_id.h"
-#include "statestore/error_iterator.h"
-#include "statestore/leveldb/preallocated_log_env.h"
-#include "statestore/leveldb/table_writes_env.h"
-#include "statestore/leveldb/write_latch.h"
+#include "keel/statestore/boot_id.h"
+#include "keel/statestore/error_iterator.h"
+#include "keel/statestore/leveldb/preallocated_log_env.h"
+#include "keel/statestore/leveldb/table_writes_env.h"
+#include "keel/statestore/leveldb/write_latch.h"
 
 namespace keel {
 

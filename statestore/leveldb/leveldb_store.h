@@ -42,9 +42,9 @@
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
-#include "core/mutex.h"
-#include "core/config.h"
-#include "statestore/state_store.h"
+#include "keel/core/mutex.h"
+#include "keel/core/config.h"
+#include "keel/statestore/state_store.h"
 
 namespace keel {
 

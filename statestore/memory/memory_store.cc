@@ -1,4 +1,4 @@
-#include "statestore/memory/memory_store.h"
+#include "keel/statestore/memory/memory_store.h"
 
 #include <algorithm>
 #include <utility>
@@ -6,8 +6,8 @@
 
 #include "absl/strings/escaping.h"
 #include "absl/strings/str_cat.h"
-#include "core/errors.h"
-#include "statestore/error_iterator.h"
+#include "keel/core/errors.h"
+#include "keel/statestore/error_iterator.h"
 
 namespace keel {
 namespace {

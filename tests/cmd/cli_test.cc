@@ -1,6 +1,6 @@
 // keel::cli::Main, driven in-process with string streams: the command list,
 // per-command help, exit codes, driver selection and --config handling.
-#include "cmd/keel/cli.h"
+#include "keel/cmd/keel/cli.h"
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
@@ -16,11 +16,11 @@
 #include <vector>
 
 #include "absl/strings/str_join.h"
-#include "cmd/keel/command.h"
-#include "core/driver_factory.h"
-#include "tests/cmd/run_keel.h"
-#include "tests/testing/status_matchers.h"
-#include "tests/testing/temp_dir.h"
+#include "keel/cmd/keel/command.h"
+#include "keel/core/driver_factory.h"
+#include "keel/tests/cmd/run_keel.h"
+#include "keel/tests/testing/status_matchers.h"
+#include "keel/tests/testing/temp_dir.h"
 
 namespace keel::cli {
 namespace {

@@ -7,9 +7,9 @@
 #include <memory>
 #include <string>
 
-#include "core/driver_factory.h"
-#include "drivers/builtin_drivers.h"
-#include "tests/testing/status_matchers.h"
+#include "keel/core/driver_factory.h"
+#include "keel/drivers/builtin_drivers.h"
+#include "keel/tests/testing/status_matchers.h"
 
 namespace keel {
 namespace {

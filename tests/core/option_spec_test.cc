@@ -1,12 +1,12 @@
 // ValidateOptions: a Config is checked against what a factory declares, and
 // a refusal names the key and, for an unknown key, every valid one.
-#include "core/option_spec.h"
+#include "keel/core/option_spec.h"
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
-#include "core/errors.h"
-#include "tests/testing/status_matchers.h"
+#include "keel/core/errors.h"
+#include "keel/tests/testing/status_matchers.h"
 
 namespace keel {
 namespace {

@@ -1,4 +1,4 @@
-#include "tests/crash/crash_loop_options.h"
+#include "keel/tests/crash/crash_loop_options.h"
 
 #include <cstdlib>
 #include <optional>

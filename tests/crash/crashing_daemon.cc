@@ -1,4 +1,4 @@
-#include "tests/crash/crashing_daemon.h"
+#include "keel/tests/crash/crashing_daemon.h"
 
 #include <csignal>
 #include <utility>

@@ -9,8 +9,8 @@
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
-#include "tests/cmd/daemon/daemon_fixture.h"
-#include "tests/crash/endpoint.h"
+#include "keel/tests/cmd/daemon/daemon_fixture.h"
+#include "keel/tests/crash/endpoint.h"
 
 namespace keel::crash_test {
 

@@ -10,7 +10,7 @@
 
 #include "absl/time/clock.h"
 #include "absl/time/time.h"
-#include "cmd/keel/client/http_client.h"
+#include "keel/cmd/keel/client/http_client.h"
 
 namespace keel::crash_test {
 

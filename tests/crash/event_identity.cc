@@ -1,4 +1,4 @@
-#include "tests/crash/event_identity.h"
+#include "keel/tests/crash/event_identity.h"
 
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"

@@ -1,4 +1,4 @@
-#include "tests/crash/failures.h"
+#include "keel/tests/crash/failures.h"
 
 #include "absl/strings/str_cat.h"
 

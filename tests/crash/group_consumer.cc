@@ -1,9 +1,9 @@
-#include "tests/crash/group_consumer.h"
+#include "keel/tests/crash/group_consumer.h"
 
 #include "absl/strings/str_cat.h"
 #include "absl/time/clock.h"
-#include "cmd/keel/client/http_client.h"
-#include "tests/cmd/daemon/daemon_fixture.h"
+#include "keel/cmd/keel/client/http_client.h"
+#include "keel/tests/cmd/daemon/daemon_fixture.h"
 
 namespace keel::crash_test {
 namespace {

@@ -20,10 +20,10 @@
 #include <vector>
 
 #include "absl/time/time.h"
-#include "tests/crash/endpoint.h"
-#include "tests/crash/event_identity.h"
-#include "tests/crash/failures.h"
-#include "tests/crash/final_heads.h"
+#include "keel/tests/crash/endpoint.h"
+#include "keel/tests/crash/event_identity.h"
+#include "keel/tests/crash/failures.h"
+#include "keel/tests/crash/final_heads.h"
 
 namespace keel::crash_test {
 

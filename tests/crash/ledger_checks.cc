@@ -1,4 +1,4 @@
-#include "tests/crash/ledger_checks.h"
+#include "keel/tests/crash/ledger_checks.h"
 
 #include <map>
 

@@ -7,10 +7,10 @@
 #include <string>
 #include <vector>
 
-#include "tests/crash/event_identity.h"
-#include "tests/crash/failures.h"
-#include "tests/crash/group_consumer.h"
-#include "tests/crash/publisher.h"
+#include "keel/tests/crash/event_identity.h"
+#include "keel/tests/crash/failures.h"
+#include "keel/tests/crash/group_consumer.h"
+#include "keel/tests/crash/publisher.h"
 
 namespace keel::crash_test {
 

@@ -1,11 +1,11 @@
-#include "tests/crash/publisher.h"
+#include "keel/tests/crash/publisher.h"
 
 #include <boost/json.hpp>
 
 #include "absl/strings/str_cat.h"
 #include "absl/time/clock.h"
-#include "cmd/keel/client/http_client.h"
-#include "tests/cmd/daemon/daemon_fixture.h"
+#include "keel/cmd/keel/client/http_client.h"
+#include "keel/tests/cmd/daemon/daemon_fixture.h"
 
 namespace keel::crash_test {
 namespace {

@@ -15,9 +15,9 @@
 #include <vector>
 
 #include "absl/time/time.h"
-#include "tests/crash/endpoint.h"
-#include "tests/crash/event_identity.h"
-#include "tests/crash/failures.h"
+#include "keel/tests/crash/endpoint.h"
+#include "keel/tests/crash/event_identity.h"
+#include "keel/tests/crash/failures.h"
 
 namespace keel::crash_test {
 

@@ -1,9 +1,9 @@
-#include "tests/crash/sse_follower.h"
+#include "keel/tests/crash/sse_follower.h"
 
 #include "absl/strings/str_cat.h"
 #include "absl/time/clock.h"
-#include "cmd/keel/client/errors.h"
-#include "tests/cmd/daemon/daemon_fixture.h"
+#include "keel/cmd/keel/client/errors.h"
+#include "keel/tests/cmd/daemon/daemon_fixture.h"
 
 namespace keel::crash_test {
 namespace {

@@ -13,12 +13,12 @@
 #include <vector>
 
 #include "absl/time/time.h"
-#include "cmd/keel/client/sse_parser.h"
-#include "cmd/keel/client/sse_reader.h"
-#include "tests/crash/endpoint.h"
-#include "tests/crash/event_identity.h"
-#include "tests/crash/failures.h"
-#include "tests/crash/final_heads.h"
+#include "keel/cmd/keel/client/sse_parser.h"
+#include "keel/cmd/keel/client/sse_reader.h"
+#include "keel/tests/crash/endpoint.h"
+#include "keel/tests/crash/event_identity.h"
+#include "keel/tests/crash/failures.h"
+#include "keel/tests/crash/final_heads.h"
 
 namespace keel::crash_test {
 

@@ -1,5 +1,5 @@
 // Tests of the store-independent parts of statestore/state_store.h.
-#include "statestore/state_store.h"
+#include "keel/statestore/state_store.h"
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
@@ -8,9 +8,9 @@
 #include <string>
 #include <vector>
 
-#include "statestore/builtin_stores.h"
-#include "tests/testing/status_matchers.h"
-#include "tests/testing/temp_dir.h"
+#include "keel/statestore/builtin_stores.h"
+#include "keel/tests/testing/status_matchers.h"
+#include "keel/tests/testing/temp_dir.h"
 
 namespace keel {
 namespace {

@@ -1,4 +1,4 @@
-#include "cmd/keel/server/access_tokens.h"
+#include "keel/cmd/keel/server/access_tokens.h"
 
 #include <fstream>
 #include <sstream>
@@ -6,7 +6,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
 #include "absl/strings/ascii.h"
-#include "core/errors.h"
+#include "keel/core/errors.h"
 
 namespace keel::server {
 namespace {

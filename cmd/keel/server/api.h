@@ -29,11 +29,11 @@
 #include "absl/status/statusor.h"
 #include "absl/time/time.h"
 #include "absl/types/span.h"
-#include "cmd/keel/server/http_types.h"
-#include "cmd/keel/server/metrics.h"
-#include "cmd/keel/server/publish_body.h"
-#include "cmd/keel/server/route_table.h"
-#include "core/event_bus.h"
+#include "keel/cmd/keel/server/http_types.h"
+#include "keel/cmd/keel/server/metrics.h"
+#include "keel/cmd/keel/server/publish_body.h"
+#include "keel/cmd/keel/server/route_table.h"
+#include "keel/core/event_bus.h"
 
 namespace keel::server {
 

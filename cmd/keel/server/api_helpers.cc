@@ -1,10 +1,10 @@
-#include "cmd/keel/server/api_helpers.h"
+#include "keel/cmd/keel/server/api_helpers.h"
 
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
-#include "cmd/keel/server/http_errors.h"
-#include "core/errors.h"
-#include "core/event_bus.h"
+#include "keel/cmd/keel/server/http_errors.h"
+#include "keel/core/errors.h"
+#include "keel/core/event_bus.h"
 
 namespace keel::server {
 

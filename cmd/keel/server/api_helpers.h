@@ -11,7 +11,7 @@
 
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
-#include "cmd/keel/server/http_types.h"
+#include "keel/cmd/keel/server/http_types.h"
 
 namespace keel {
 class EventBus;

@@ -1,7 +1,7 @@
 // The route table of HTTP API v1: rfcs/0004-http-api.md §3, one line a
 // route. What each route needs of a token (Scope) is what RequestGate
 // checks; today's `read` tokens pass kRead routes only, `write` tokens all.
-#include "cmd/keel/server/api.h"
+#include "keel/cmd/keel/server/api.h"
 
 namespace keel::server {
 

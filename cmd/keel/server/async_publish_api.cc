@@ -7,7 +7,7 @@
 #include <memory>
 #include <utility>
 
-#include "cmd/keel/server/api.h"
+#include "keel/cmd/keel/server/api.h"
 
 namespace keel::server {
 

@@ -3,14 +3,14 @@
 // POST …/dead-letters/{sequence}:republish.
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
-#include "cmd/keel/server/api.h"
-#include "cmd/keel/server/api_helpers.h"
-#include "cmd/keel/server/group_json.h"
-#include "cmd/keel/server/http_errors.h"
-#include "cmd/keel/server/json_codec.h"
-#include "core/dead_letters.h"
-#include "core/errors.h"
-#include "core/policy_registry.h"
+#include "keel/cmd/keel/server/api.h"
+#include "keel/cmd/keel/server/api_helpers.h"
+#include "keel/cmd/keel/server/group_json.h"
+#include "keel/cmd/keel/server/http_errors.h"
+#include "keel/cmd/keel/server/json_codec.h"
+#include "keel/core/dead_letters.h"
+#include "keel/core/errors.h"
+#include "keel/core/policy_registry.h"
 
 namespace keel::server {
 namespace {

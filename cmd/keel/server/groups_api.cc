@@ -1,13 +1,13 @@
 // The consumer-group routes of Api (rfcs/0005-consumer-groups.md), and the
 // group lag of /metrics.
-#include "cmd/keel/server/groups_api.h"
+#include "keel/cmd/keel/server/groups_api.h"
 
 #include "absl/strings/str_cat.h"
-#include "cmd/keel/server/api.h"
-#include "cmd/keel/server/api_helpers.h"
-#include "cmd/keel/server/group_json.h"
-#include "cmd/keel/server/http_errors.h"
-#include "core/errors.h"
+#include "keel/cmd/keel/server/api.h"
+#include "keel/cmd/keel/server/api_helpers.h"
+#include "keel/cmd/keel/server/group_json.h"
+#include "keel/cmd/keel/server/http_errors.h"
+#include "keel/core/errors.h"
 
 namespace keel::server {
 namespace {

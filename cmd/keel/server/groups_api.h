@@ -8,7 +8,7 @@
 
 #include <string>
 
-#include "core/event_bus.h"
+#include "keel/core/event_bus.h"
 
 namespace keel::server {
 

@@ -22,12 +22,12 @@
 #include <boost/beast/http/read.hpp>
 
 #include "absl/strings/str_cat.h"
-#include "cmd/keel/server/client_key.h"
-#include "cmd/keel/server/http_errors.h"
-#include "cmd/keel/server/request_parser.h"
-#include "cmd/keel/server/send_now.h"
-#include "cmd/keel/server/sessions.h"
-#include "cmd/keel/server/wire_response.h"
+#include "keel/cmd/keel/server/client_key.h"
+#include "keel/cmd/keel/server/http_errors.h"
+#include "keel/cmd/keel/server/request_parser.h"
+#include "keel/cmd/keel/server/send_now.h"
+#include "keel/cmd/keel/server/sessions.h"
+#include "keel/cmd/keel/server/wire_response.h"
 
 namespace keel::server {
 namespace {

@@ -5,13 +5,13 @@
 
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
-#include "cmd/keel/server/api.h"
-#include "cmd/keel/server/api_helpers.h"
-#include "cmd/keel/server/http_errors.h"
-#include "cmd/keel/server/json_codec.h"
-#include "core/errors.h"
-#include "core/publish_validation.h"
-#include "core/topic.h"
+#include "keel/cmd/keel/server/api.h"
+#include "keel/cmd/keel/server/api_helpers.h"
+#include "keel/cmd/keel/server/http_errors.h"
+#include "keel/cmd/keel/server/json_codec.h"
+#include "keel/core/errors.h"
+#include "keel/core/publish_validation.h"
+#include "keel/core/topic.h"
 
 namespace keel::server {
 namespace {

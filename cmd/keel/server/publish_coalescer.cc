@@ -1,4 +1,4 @@
-#include "cmd/keel/server/publish_coalescer.h"
+#include "keel/cmd/keel/server/publish_coalescer.h"
 
 #include <utility>
 

@@ -34,9 +34,9 @@
 
 #include "absl/base/thread_annotations.h"
 #include "absl/functional/any_invocable.h"
-#include "cmd/keel/server/api.h"
-#include "cmd/keel/server/http_types.h"
-#include "core/mutex.h"
+#include "keel/cmd/keel/server/api.h"
+#include "keel/cmd/keel/server/http_types.h"
+#include "keel/core/mutex.h"
 
 namespace keel::server {
 

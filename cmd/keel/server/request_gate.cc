@@ -1,4 +1,4 @@
-#include "cmd/keel/server/request_gate.h"
+#include "keel/cmd/keel/server/request_gate.h"
 
 #include <algorithm>
 #include <cmath>
@@ -8,7 +8,7 @@
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
-#include "cmd/keel/server/http_errors.h"
+#include "keel/cmd/keel/server/http_errors.h"
 
 namespace keel::server {
 namespace {

@@ -31,10 +31,10 @@
 #include <optional>
 
 #include "absl/strings/string_view.h"
-#include "cmd/keel/server/access_tokens.h"
-#include "cmd/keel/server/http_types.h"
-#include "cmd/keel/server/rate_limiter.h"
-#include "cmd/keel/server/route_table.h"
+#include "keel/cmd/keel/server/access_tokens.h"
+#include "keel/cmd/keel/server/http_types.h"
+#include "keel/cmd/keel/server/rate_limiter.h"
+#include "keel/cmd/keel/server/route_table.h"
 
 namespace keel::server {
 

@@ -1,4 +1,4 @@
-#include "cmd/keel/server/route_table.h"
+#include "keel/cmd/keel/server/route_table.h"
 
 #include <algorithm>
 #include <cstdint>

@@ -28,8 +28,8 @@
 
 #include "absl/strings/string_view.h"
 #include "absl/types/span.h"
-#include "cmd/keel/server/access_tokens.h"
-#include "cmd/keel/server/http_types.h"
+#include "keel/cmd/keel/server/access_tokens.h"
+#include "keel/cmd/keel/server/http_types.h"
 
 namespace keel::server {
 

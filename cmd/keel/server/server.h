@@ -30,8 +30,8 @@
 
 #include "absl/status/status.h"
 #include "absl/time/time.h"
-#include "cmd/keel/server/api.h"
-#include "core/logger.h"
+#include "keel/cmd/keel/server/api.h"
+#include "keel/core/logger.h"
 
 namespace keel::server {
 

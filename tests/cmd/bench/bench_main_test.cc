@@ -1,7 +1,7 @@
 // keel::bench::Main, the keel-bench program, driven in-process with string
 // streams: the mode list, per-mode help and the usage errors. No benchmark
 // runs here (the bench_*_quick smoke tests run them).
-#include "cmd/keel-bench/bench_main.h"
+#include "keel/cmd/keel-bench/bench_main.h"
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
@@ -10,7 +10,7 @@
 #include <string>
 #include <vector>
 
-#include "cmd/keel-bench/bench_mode.h"
+#include "keel/cmd/keel-bench/bench_mode.h"
 
 namespace keel::bench {
 namespace {

@@ -2,7 +2,7 @@
 // `keel-bench http`'s "CPU per event" (the same process read through /proc
 // and through getrusage agree, and a thread's clock counts that thread's
 // work), and the search for the keel binary `keel-bench sse` runs.
-#include "cmd/keel-bench/bench_process.h"
+#include "keel/cmd/keel-bench/bench_process.h"
 
 #include <unistd.h>
 
@@ -13,7 +13,7 @@
 #include <fstream>
 #include <thread>
 
-#include "tests/testing/temp_dir.h"
+#include "keel/tests/testing/temp_dir.h"
 
 namespace keel::bench {
 namespace {

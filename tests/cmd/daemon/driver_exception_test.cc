@@ -8,9 +8,9 @@
 #include <stdexcept>
 
 #include "absl/strings/str_cat.h"
-#include "core/forwarding_bus.h"
-#include "tests/cmd/daemon/daemon_fixture.h"
-#include "tests/testing/status_matchers.h"
+#include "keel/core/forwarding_bus.h"
+#include "keel/tests/cmd/daemon/daemon_fixture.h"
+#include "keel/tests/testing/status_matchers.h"
 
 namespace keel::daemon_test {
 namespace {

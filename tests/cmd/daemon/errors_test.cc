@@ -9,13 +9,13 @@
 
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
-#include "cmd/keel/client/errors.h"
-#include "cmd/keel/client/sse_parser.h"
-#include "core/cursor.h"
-#include "core/errors.h"
-#include "tests/cmd/daemon/daemon_fixture.h"
-#include "tests/cmd/daemon/raw_connection.h"
-#include "tests/testing/status_matchers.h"
+#include "keel/cmd/keel/client/errors.h"
+#include "keel/cmd/keel/client/sse_parser.h"
+#include "keel/core/cursor.h"
+#include "keel/core/errors.h"
+#include "keel/tests/cmd/daemon/daemon_fixture.h"
+#include "keel/tests/cmd/daemon/raw_connection.h"
+#include "keel/tests/testing/status_matchers.h"
 
 namespace keel::daemon_test {
 namespace {

@@ -1,16 +1,16 @@
 // The pieces of the request gate without sockets: the tokens file, the
 // per-client token bucket, and what the gate answers for a request.
-#include "cmd/keel/server/request_gate.h"
+#include "keel/cmd/keel/server/request_gate.h"
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
 #include "absl/strings/str_split.h"
-#include "cmd/keel/server/access_tokens.h"
-#include "cmd/keel/server/api.h"
-#include "cmd/keel/server/client_key.h"
-#include "cmd/keel/server/rate_limiter.h"
-#include "tests/testing/status_matchers.h"
+#include "keel/cmd/keel/server/access_tokens.h"
+#include "keel/cmd/keel/server/api.h"
+#include "keel/cmd/keel/server/client_key.h"
+#include "keel/cmd/keel/server/rate_limiter.h"
+#include "keel/tests/testing/status_matchers.h"
 
 namespace keel::server {
 namespace {

@@ -2,7 +2,7 @@
 // rfcs/0004-http-api.md §3 resolves to its handler and the access it needs,
 // with its named segments; unknown paths are 404 and known paths with
 // another method 405 with their Allow. Over sockets, errors_test.cc.
-#include "cmd/keel/server/route_table.h"
+#include "keel/cmd/keel/server/route_table.h"
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
@@ -12,7 +12,7 @@
 
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
-#include "cmd/keel/server/api.h"
+#include "keel/cmd/keel/server/api.h"
 
 namespace keel::server {
 namespace {

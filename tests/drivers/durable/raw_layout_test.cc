@@ -2,17 +2,17 @@
 // records the driver writes, byte for byte, so that a baseline and the
 // driver differ only in Keel's layers; and a store written with them is one
 // the driver opens and reads (the benchmark's reopen stores).
-#include "drivers/durable/raw_layout.h"
+#include "keel/drivers/durable/raw_layout.h"
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
 #include "absl/strings/match.h"
-#include "core/clock.h"
-#include "core/publish_validation.h"
-#include "statestore/memory/memory_store.h"
-#include "tests/drivers/durable/durable_test_util.h"
-#include "tests/testing/status_matchers.h"
+#include "keel/core/clock.h"
+#include "keel/core/publish_validation.h"
+#include "keel/statestore/memory/memory_store.h"
+#include "keel/tests/drivers/durable/durable_test_util.h"
+#include "keel/tests/testing/status_matchers.h"
 
 namespace keel::testing {
 namespace {

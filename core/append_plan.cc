@@ -1,8 +1,8 @@
-#include "core/append_plan.h"
+#include "keel/core/append_plan.h"
 
 #include "absl/container/flat_hash_map.h"
 #include "absl/strings/str_cat.h"
-#include "core/errors.h"
+#include "keel/core/errors.h"
 
 namespace keel {
 

@@ -22,8 +22,8 @@
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
 #include "absl/time/time.h"
-#include "core/event.h"
-#include "core/event_bus.h"
+#include "keel/core/event.h"
+#include "keel/core/event_bus.h"
 
 namespace keel {
 

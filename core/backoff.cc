@@ -1,7 +1,7 @@
-#include "core/backoff.h"
+#include "keel/core/backoff.h"
 
 #include "absl/strings/str_cat.h"
-#include "core/errors.h"
+#include "keel/core/errors.h"
 
 namespace keel {
 

@@ -1,4 +1,4 @@
-#include "core/clock.h"
+#include "keel/core/clock.h"
 
 namespace keel {
 namespace {

@@ -5,7 +5,7 @@
 #define KEEL_CORE_CLOCK_H_
 
 #include "absl/base/thread_annotations.h"
-#include "core/mutex.h"
+#include "keel/core/mutex.h"
 #include "absl/time/time.h"
 
 namespace keel {

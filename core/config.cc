@@ -1,9 +1,9 @@
-#include "core/config.h"
+#include "keel/core/config.h"
 
 #include "absl/strings/ascii.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
-#include "core/errors.h"
+#include "keel/core/errors.h"
 
 namespace keel {
 

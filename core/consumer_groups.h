@@ -36,9 +36,9 @@
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
 #include "absl/time/time.h"
-#include "core/cursor.h"
-#include "core/errors.h"
-#include "core/event.h"
+#include "keel/core/cursor.h"
+#include "keel/core/errors.h"
+#include "keel/core/event.h"
 
 namespace keel {
 

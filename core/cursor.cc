@@ -8,12 +8,12 @@
 // `check` is the 32-bit FNV-1a of the first 25 bytes folded to 16 bits
 // (high half XOR low half). It catches truncated or edited tokens, so a typo
 // is an invalid_cursor error rather than a position somewhere else.
-#include "core/cursor.h"
+#include "keel/core/cursor.h"
 
 #include "absl/strings/escaping.h"
 #include "absl/strings/str_cat.h"
-#include "core/errors.h"
-#include "core/fnv.h"
+#include "keel/core/errors.h"
+#include "keel/core/fnv.h"
 
 namespace keel {
 namespace {

@@ -1,13 +1,13 @@
-#include "core/dead_letters.h"
+#include "keel/core/dead_letters.h"
 
 #include "absl/strings/match.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
-#include "core/errors.h"
-#include "core/fnv.h"
-#include "core/policy_registry.h"
-#include "core/status_macros.h"
+#include "keel/core/errors.h"
+#include "keel/core/fnv.h"
+#include "keel/core/policy_registry.h"
+#include "keel/core/status_macros.h"
 
 namespace keel {
 namespace {

@@ -32,9 +32,9 @@
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
-#include "core/cursor.h"
-#include "core/event.h"
-#include "core/event_bus.h"
+#include "keel/core/cursor.h"
+#include "keel/core/event.h"
+#include "keel/core/event_bus.h"
 
 namespace keel {
 

@@ -1,4 +1,4 @@
-#include "core/dedupe_table.h"
+#include "keel/core/dedupe_table.h"
 
 namespace keel {
 

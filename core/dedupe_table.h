@@ -16,7 +16,7 @@
 #include "absl/container/flat_hash_map.h"
 #include "absl/strings/string_view.h"
 #include "absl/time/time.h"
-#include "core/append_plan.h"
+#include "keel/core/append_plan.h"
 
 namespace keel {
 

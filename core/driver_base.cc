@@ -1,11 +1,11 @@
-#include "core/driver_base.h"
+#include "keel/core/driver_base.h"
 
 #include "absl/cleanup/cleanup.h"
 #include "absl/strings/str_cat.h"
-#include "core/errors.h"
-#include "core/group_coordinator.h"
-#include "core/policy_registry.h"
-#include "core/status_macros.h"
+#include "keel/core/errors.h"
+#include "keel/core/group_coordinator.h"
+#include "keel/core/policy_registry.h"
+#include "keel/core/status_macros.h"
 
 namespace keel {
 

@@ -28,14 +28,14 @@
 
 #include "absl/base/thread_annotations.h"
 #include "absl/strings/string_view.h"
-#include "core/append_plan.h"
-#include "core/driver_factory.h"
-#include "core/event_bus.h"
-#include "core/fanout.h"
-#include "core/metadata_store.h"
-#include "core/mutex.h"
-#include "core/publish_validation.h"
-#include "core/replayer.h"
+#include "keel/core/append_plan.h"
+#include "keel/core/driver_factory.h"
+#include "keel/core/event_bus.h"
+#include "keel/core/fanout.h"
+#include "keel/core/metadata_store.h"
+#include "keel/core/mutex.h"
+#include "keel/core/publish_validation.h"
+#include "keel/core/replayer.h"
 
 namespace keel {
 

@@ -1,6 +1,7 @@
-#include "core/driver_factory.h"
+#include "keel/core/driver_factory.h"
 
-#include "core/status_macros.h"
+#include "absl/strings/str_cat.h"
+#include "keel/core/status_macros.h"
 
 namespace keel {
 
@@ -9,9 +10,15 @@ Registry<DriverFactory>& DriverRegistry() {
   return *registry;
 }
 
+absl::Status ValidateDriverOptions(const DriverFactory& factory, const Config& config) {
+  KEEL_ASSIGN_OR_RETURN(std::vector<OptionSpec> specs, factory.OptionsFor(config));
+  return ValidateOptions(absl::StrCat("driver '", factory.name(), "'"), specs, config);
+}
+
 absl::StatusOr<std::unique_ptr<EventBus>> CreateBus(absl::string_view name, const Config& config,
                                                     const DriverContext& context) {
   KEEL_ASSIGN_OR_RETURN(std::shared_ptr<DriverFactory> factory, DriverRegistry().Find(name));
+  KEEL_RETURN_IF_ERROR(ValidateDriverOptions(*factory, config));
   return factory->Create(config, context);
 }
 

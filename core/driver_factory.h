@@ -9,6 +9,12 @@
 //   KEEL_REGISTER_DRIVER(my_ring, MyRingFactory);   // in my_ring.cc
 //   auto bus = keel::CreateBus("my-ring", config, context);
 //
+// A factory describes itself: options() declares every option it takes
+// (core/option_spec.h), and CreateBus refuses a Config with a key it does
+// not declare or a value not of the declared type, naming the valid options,
+// before the driver sees it; Traits() tells a host how the bus it creates
+// behaves, so that a host never has to guess from a driver's name.
+//
 // Static linking drops object files nobody references; the macro therefore
 // also defines a force-link hook, KeelForceLinkDriver_<ident>(), which
 // KEEL_DECLARE_DRIVER_HOOK / KEEL_FORCE_LINK_DRIVER reference. keel::LinkBuiltinDrivers()
@@ -20,16 +26,18 @@
 
 #include <functional>
 #include <memory>
-#include "absl/strings/string_view.h"
+#include <vector>
 
 #include "absl/status/statusor.h"
-#include "core/clock.h"
-#include "core/config.h"
-#include "core/event_bus.h"
-#include "core/logger.h"
-#include "core/redactor.h"
-#include "core/registry.h"
-#include "core/stream_policy.h"
+#include "absl/strings/string_view.h"
+#include "keel/core/clock.h"
+#include "keel/core/config.h"
+#include "keel/core/event_bus.h"
+#include "keel/core/logger.h"
+#include "keel/core/option_spec.h"
+#include "keel/core/redactor.h"
+#include "keel/core/registry.h"
+#include "keel/core/stream_policy.h"
 
 namespace keel {
 
@@ -45,18 +53,55 @@ struct DriverContext {
   StreamPolicy default_policy;
 };
 
+// How a driver's buses behave, with a given Config. Each default is the
+// one that promises nothing, so a driver that does not say is handled safely.
+struct DriverTraits {
+  // A publish may wait for a disk or a network (an fsync per commit, say):
+  // a server then runs publishes on threads that may block, never on the
+  // threads that serve its connections.
+  bool publishes_may_block = true;
+  // Published events outlive the process: a bus created again with the same
+  // Config replays them, and cursors handed out before still resolve.
+  bool keeps_history = false;
+  // Other processes may publish to the same streams at the same time, so
+  // this process does not see every append as it makes it.
+  bool several_writers = true;
+};
+
 class DriverFactory {
  public:
   virtual ~DriverFactory() = default;
   virtual absl::string_view name() const = 0;
   virtual absl::string_view description() const = 0;
+
+  // Every option the driver may take, for listing and documentation. The
+  // default declares none: such a driver takes no options.
+  virtual std::vector<OptionSpec> options() const { return {}; }
+  // The options the driver takes once `config`'s are chosen, where some
+  // depend on others (the durable driver takes its store's options, which
+  // depend on the store its "store" names); kNotFound, say, when `config`
+  // names something that does not exist. Defaults to options().
+  virtual absl::StatusOr<std::vector<OptionSpec>> OptionsFor(const Config& config) const {
+    return options();
+  }
+  // How the buses created with `config` behave. Called with a Config that
+  // ValidateDriverOptions accepted.
+  virtual DriverTraits Traits(const Config& config) const { return DriverTraits{}; }
+
+  // Called by CreateBus with a Config that ValidateDriverOptions accepted.
   virtual absl::StatusOr<std::unique_ptr<EventBus>> Create(const Config& config,
                                                            const DriverContext& context) const = 0;
 };
 
 Registry<DriverFactory>& DriverRegistry();
 
-// Looks up `name` and creates the driver.
+// OK when `config` holds only options `factory` declares (OptionsFor),
+// each of its declared type; else kInvalidArgument naming the driver, the
+// key and the valid options.
+absl::Status ValidateDriverOptions(const DriverFactory& factory, const Config& config);
+
+// Looks up `name`, checks `config` (ValidateDriverOptions) and creates the
+// driver.
 absl::StatusOr<std::unique_ptr<EventBus>> CreateBus(absl::string_view name, const Config& config,
                                                     const DriverContext& context = {});
 

@@ -1,4 +1,4 @@
-#include "core/errors.h"
+#include "keel/core/errors.h"
 
 #include <string>
 

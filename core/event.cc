@@ -1,4 +1,4 @@
-#include "core/event.h"
+#include "keel/core/event.h"
 
 namespace keel {
 

@@ -1,4 +1,4 @@
-#include "core/event_bus.h"
+#include "keel/core/event_bus.h"
 
 #include "absl/strings/str_cat.h"
 

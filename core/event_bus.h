@@ -31,12 +31,12 @@
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
-#include "core/consumer_groups.h"
-#include "core/cursor.h"
-#include "core/event.h"
-#include "core/replayer.h"
-#include "core/stream_policy.h"
-#include "core/subscription.h"
+#include "keel/core/consumer_groups.h"
+#include "keel/core/cursor.h"
+#include "keel/core/event.h"
+#include "keel/core/replayer.h"
+#include "keel/core/stream_policy.h"
+#include "keel/core/subscription.h"
 
 namespace keel {
 

@@ -3,12 +3,12 @@
 // proto3 defaults omitted; map entries sorted by key, which the format
 // allows in any order), and the reader accepts anything protobuf's parser
 // accepts for this message, including unknown fields.
-#include "core/event_codec.h"
+#include "keel/core/event_codec.h"
 
 #include <utility>
 
-#include "core/status_macros.h"
-#include "core/wire_format.h"
+#include "keel/core/status_macros.h"
+#include "keel/core/wire_format.h"
 
 namespace keel {
 namespace {

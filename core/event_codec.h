@@ -9,7 +9,7 @@
 #include "absl/strings/string_view.h"
 
 #include "absl/status/statusor.h"
-#include "core/event.h"
+#include "keel/core/event.h"
 
 namespace keel {
 

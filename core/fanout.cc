@@ -1,11 +1,11 @@
-#include "core/fanout.h"
+#include "keel/core/fanout.h"
 
 #include "absl/strings/str_cat.h"
-#include "core/errors.h"
-#include "core/fanout_dispatcher.h"
-#include "core/fanout_hub.h"
-#include "core/publish_validation.h"
-#include "core/status_macros.h"
+#include "keel/core/errors.h"
+#include "keel/core/fanout_dispatcher.h"
+#include "keel/core/fanout_hub.h"
+#include "keel/core/publish_validation.h"
+#include "keel/core/status_macros.h"
 
 namespace keel {
 namespace {

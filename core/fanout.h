@@ -34,8 +34,8 @@
 
 #include "absl/status/statusor.h"
 #include "absl/types/span.h"
-#include "core/clock.h"
-#include "core/subscription.h"
+#include "keel/core/clock.h"
+#include "keel/core/subscription.h"
 
 namespace keel {
 

@@ -1,8 +1,8 @@
-#include "core/fanout_dispatcher.h"
+#include "keel/core/fanout_dispatcher.h"
 
 #include <utility>
 
-#include "core/fanout_hub.h"
+#include "keel/core/fanout_hub.h"
 
 namespace keel {
 

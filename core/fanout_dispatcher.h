@@ -34,8 +34,8 @@
 #include "absl/container/flat_hash_map.h"
 #include "absl/strings/string_view.h"
 #include "absl/types/span.h"
-#include "core/mutex.h"
-#include "core/subscription.h"
+#include "keel/core/mutex.h"
+#include "keel/core/subscription.h"
 
 namespace keel {
 

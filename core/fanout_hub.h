@@ -17,11 +17,11 @@
 
 #include "absl/base/thread_annotations.h"
 #include "absl/container/flat_hash_map.h"
-#include "core/mutex.h"
-#include "core/clock.h"
-#include "core/fanout_tail.h"
-#include "core/replayer.h"
-#include "core/subscription_impl.h"
+#include "keel/core/mutex.h"
+#include "keel/core/clock.h"
+#include "keel/core/fanout_tail.h"
+#include "keel/core/replayer.h"
+#include "keel/core/subscription_impl.h"
 
 namespace keel {
 

@@ -1,4 +1,4 @@
-#include "core/fanout_tail.h"
+#include "keel/core/fanout_tail.h"
 
 namespace keel {
 

@@ -28,8 +28,8 @@
 
 #include "absl/base/thread_annotations.h"
 #include "absl/types/span.h"
-#include "core/mutex.h"
-#include "core/subscription.h"
+#include "keel/core/mutex.h"
+#include "keel/core/subscription.h"
 
 namespace keel {
 

@@ -14,7 +14,7 @@
 #include <utility>
 #include <vector>
 
-#include "core/event_bus.h"
+#include "keel/core/event_bus.h"
 
 namespace keel {
 

@@ -1,10 +1,10 @@
-#include "core/group_commit.h"
+#include "keel/core/group_commit.h"
 
 #include <algorithm>
 #include <thread>
 #include <utility>
 
-#include "core/errors.h"
+#include "keel/core/errors.h"
 
 namespace keel {
 namespace {

@@ -1,13 +1,13 @@
-#include "core/group_coordinator.h"
+#include "keel/core/group_coordinator.h"
 
 #include <algorithm>
 #include <tuple>
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_replace.h"
-#include "core/errors.h"
-#include "core/publish_validation.h"
-#include "core/status_macros.h"
+#include "keel/core/errors.h"
+#include "keel/core/publish_validation.h"
+#include "keel/core/status_macros.h"
 
 namespace keel {
 namespace {

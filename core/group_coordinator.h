@@ -21,12 +21,12 @@
 #include <vector>
 
 #include "absl/base/thread_annotations.h"
-#include "core/clock.h"
-#include "core/consumer_groups.h"
-#include "core/group_record.h"
-#include "core/metadata_store.h"
-#include "core/mutex.h"
-#include "core/replayer.h"
+#include "keel/core/clock.h"
+#include "keel/core/consumer_groups.h"
+#include "keel/core/group_record.h"
+#include "keel/core/metadata_store.h"
+#include "keel/core/mutex.h"
+#include "keel/core/replayer.h"
 
 namespace keel {
 

@@ -1,9 +1,9 @@
-#include "core/group_processor.h"
+#include "keel/core/group_processor.h"
 
 #include "absl/strings/str_cat.h"
-#include "core/dead_letters.h"
-#include "core/errors.h"
-#include "core/status_macros.h"
+#include "keel/core/dead_letters.h"
+#include "keel/core/errors.h"
+#include "keel/core/status_macros.h"
 
 namespace keel {
 namespace {

@@ -31,10 +31,10 @@
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
-#include "core/backoff.h"
-#include "core/consumer_groups.h"
-#include "core/event_bus.h"
-#include "core/mutex.h"
+#include "keel/core/backoff.h"
+#include "keel/core/consumer_groups.h"
+#include "keel/core/event_bus.h"
+#include "keel/core/mutex.h"
 
 namespace keel {
 

@@ -1,4 +1,4 @@
-#include "core/group_record.h"
+#include "keel/core/group_record.h"
 
 #include <vector>
 
@@ -8,7 +8,7 @@
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_split.h"
 #include "absl/strings/strip.h"
-#include "core/fnv.h"
+#include "keel/core/fnv.h"
 
 namespace keel {
 namespace {

@@ -1,4 +1,4 @@
-#include "core/log_bus.h"
+#include "keel/core/log_bus.h"
 
 #include <algorithm>
 #include <atomic>
@@ -8,13 +8,13 @@
 
 #include "absl/container/flat_hash_map.h"
 #include "absl/strings/str_cat.h"
-#include "core/dedupe_table.h"
-#include "core/driver_base.h"
-#include "core/errors.h"
-#include "core/group_commit.h"
-#include "core/log_trim.h"
-#include "core/policy_registry.h"
-#include "core/status_macros.h"
+#include "keel/core/dedupe_table.h"
+#include "keel/core/driver_base.h"
+#include "keel/core/errors.h"
+#include "keel/core/group_commit.h"
+#include "keel/core/log_trim.h"
+#include "keel/core/policy_registry.h"
+#include "keel/core/status_macros.h"
 
 namespace keel {
 namespace {

@@ -30,9 +30,9 @@
 #include <memory>
 
 #include "absl/status/statusor.h"
-#include "core/driver_factory.h"
-#include "core/event_bus.h"
-#include "core/stream_log.h"
+#include "keel/core/driver_factory.h"
+#include "keel/core/event_bus.h"
+#include "keel/core/stream_log.h"
 
 namespace keel {
 

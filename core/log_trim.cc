@@ -1,4 +1,4 @@
-#include "core/log_trim.h"
+#include "keel/core/log_trim.h"
 
 #include <algorithm>
 

@@ -12,8 +12,8 @@
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
 #include "absl/time/time.h"
-#include "core/stream_log.h"
-#include "core/stream_policy.h"
+#include "keel/core/stream_log.h"
+#include "keel/core/stream_policy.h"
 
 namespace keel {
 

@@ -1,4 +1,4 @@
-#include "core/logger.h"
+#include "keel/core/logger.h"
 
 #include <spdlog/spdlog.h>
 

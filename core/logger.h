@@ -13,7 +13,7 @@
 #include <vector>
 
 #include "absl/base/thread_annotations.h"
-#include "core/mutex.h"
+#include "keel/core/mutex.h"
 
 namespace keel {
 

@@ -1,10 +1,10 @@
-#include "core/metadata_store.h"
+#include "keel/core/metadata_store.h"
 
 #include <map>
 
 #include "absl/base/thread_annotations.h"
 #include "absl/strings/match.h"
-#include "core/mutex.h"
+#include "keel/core/mutex.h"
 
 namespace keel {
 namespace {

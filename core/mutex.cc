@@ -1,4 +1,4 @@
-#include "core/mutex.h"
+#include "keel/core/mutex.h"
 
 #include <chrono>
 

@@ -1,12 +1,12 @@
-#include "core/policy_registry.h"
+#include "keel/core/policy_registry.h"
 
 #include "absl/strings/match.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
-#include "core/errors.h"
-#include "core/publish_validation.h"
-#include "core/status_macros.h"
+#include "keel/core/errors.h"
+#include "keel/core/publish_validation.h"
+#include "keel/core/status_macros.h"
 
 namespace keel {
 namespace {

@@ -21,9 +21,9 @@
 #include "absl/base/thread_annotations.h"
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
-#include "core/metadata_store.h"
-#include "core/mutex.h"
-#include "core/stream_policy.h"
+#include "keel/core/metadata_store.h"
+#include "keel/core/mutex.h"
+#include "keel/core/stream_policy.h"
 
 namespace keel {
 

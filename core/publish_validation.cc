@@ -1,12 +1,12 @@
-#include "core/publish_validation.h"
+#include "keel/core/publish_validation.h"
 
 #include <algorithm>
 #include <cstring>
 
 #include "absl/random/random.h"
 #include "absl/strings/str_cat.h"
-#include "core/errors.h"
-#include "core/status_macros.h"
+#include "keel/core/errors.h"
+#include "keel/core/status_macros.h"
 
 namespace keel {
 namespace {
@@ -155,10 +155,9 @@ void PutHex64(uint64_t word, char* out) {
 // The text form is written by hand, one id per event: absl::StrFormat
 // parsed its format each time, and absl::Hex pieces with StrCat took
 // 5.2-5.5% of an I/O thread's time for 100-event publishes, against 2.5-3.1%
-// a digit at a time (BENCHMARKS.md, session 10). Each word's digits are now
+// a digit at a time. Each word's digits are now
 // written in one pass and the dashes put between them: 588 instructions per
-// id under callgrind, against 1,014 choosing a word and a dash per digit
-// (BENCHMARKS.md, session 12).
+// id under callgrind, against 1,014 choosing a word and a dash per digit.
 std::string NewEventId(absl::Time now) {
   thread_local absl::BitGen gen;
   uint64_t millis = static_cast<uint64_t>(absl::ToUnixMillis(now)) & 0xffffffffffffull;

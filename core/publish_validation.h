@@ -15,9 +15,9 @@
 #include <vector>
 
 #include "absl/status/status.h"
-#include "core/clock.h"
-#include "core/event.h"
-#include "core/redactor.h"
+#include "keel/core/clock.h"
+#include "keel/core/event.h"
+#include "keel/core/redactor.h"
 
 namespace keel {
 

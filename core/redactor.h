@@ -7,7 +7,7 @@
 #ifndef KEEL_CORE_REDACTOR_H_
 #define KEEL_CORE_REDACTOR_H_
 
-#include "core/event.h"
+#include "keel/core/event.h"
 
 namespace keel {
 

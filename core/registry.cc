@@ -1,4 +1,4 @@
-#include "core/registry.h"
+#include "keel/core/registry.h"
 
 #include <cstdio>
 #include <cstdlib>

@@ -23,8 +23,8 @@
 #include "absl/status/statusor.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
-#include "core/mutex.h"
-#include "core/errors.h"
+#include "keel/core/mutex.h"
+#include "keel/core/errors.h"
 
 namespace keel {
 

@@ -1,11 +1,11 @@
-#include "core/replayer.h"
+#include "keel/core/replayer.h"
 
 #include "absl/algorithm/container.h"
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
-#include "core/errors.h"
-#include "core/publish_validation.h"
-#include "core/status_macros.h"
+#include "keel/core/errors.h"
+#include "keel/core/publish_validation.h"
+#include "keel/core/status_macros.h"
 
 namespace keel {
 

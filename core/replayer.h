@@ -22,8 +22,8 @@
 
 #include "absl/status/statusor.h"
 #include "absl/time/time.h"
-#include "core/cursor.h"
-#include "core/event.h"
+#include "keel/core/cursor.h"
+#include "keel/core/event.h"
 
 namespace keel {
 

@@ -37,10 +37,10 @@
 #include "absl/strings/string_view.h"
 #include "absl/time/time.h"
 #include "absl/types/span.h"
-#include "core/append_plan.h"
-#include "core/event.h"
-#include "core/metadata_store.h"
-#include "core/replayer.h"
+#include "keel/core/append_plan.h"
+#include "keel/core/event.h"
+#include "keel/core/metadata_store.h"
+#include "keel/core/replayer.h"
 
 namespace keel {
 

@@ -1,4 +1,4 @@
-#include "core/stream_policy.h"
+#include "keel/core/stream_policy.h"
 
 #include <functional>
 
@@ -8,9 +8,9 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
-#include "core/errors.h"
-#include "core/publish_validation.h"
-#include "core/status_macros.h"
+#include "keel/core/errors.h"
+#include "keel/core/publish_validation.h"
+#include "keel/core/status_macros.h"
 
 namespace keel {
 namespace {

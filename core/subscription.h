@@ -37,9 +37,9 @@
 
 #include "absl/status/statusor.h"
 #include "absl/time/time.h"
-#include "core/cursor.h"
-#include "core/event.h"
-#include "core/replayer.h"
+#include "keel/core/cursor.h"
+#include "keel/core/event.h"
+#include "keel/core/replayer.h"
 
 namespace keel {
 

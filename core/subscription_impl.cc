@@ -1,12 +1,12 @@
-#include "core/subscription_impl.h"
+#include "keel/core/subscription_impl.h"
 
 #include <algorithm>
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
-#include "core/errors.h"
-#include "core/fanout_hub.h"
-#include "core/fanout_tail.h"
+#include "keel/core/errors.h"
+#include "keel/core/fanout_hub.h"
+#include "keel/core/fanout_tail.h"
 
 namespace keel {
 namespace {

@@ -22,10 +22,10 @@
 #include <vector>
 
 #include "absl/base/thread_annotations.h"
-#include "core/mutex.h"
+#include "keel/core/mutex.h"
 #include "absl/types/span.h"
-#include "core/clock.h"
-#include "core/subscription.h"
+#include "keel/core/clock.h"
+#include "keel/core/subscription.h"
 
 namespace keel {
 

@@ -1,11 +1,11 @@
-#include "core/topic.h"
+#include "keel/core/topic.h"
 
 #include <map>
 
 #include "absl/strings/str_cat.h"
-#include "core/errors.h"
-#include "core/fnv.h"
-#include "core/status_macros.h"
+#include "keel/core/errors.h"
+#include "keel/core/fnv.h"
+#include "keel/core/status_macros.h"
 
 namespace keel {
 

@@ -20,7 +20,7 @@
 
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
-#include "core/event_bus.h"
+#include "keel/core/event_bus.h"
 
 namespace keel {
 

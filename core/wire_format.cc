@@ -1,4 +1,4 @@
-#include "core/wire_format.h"
+#include "keel/core/wire_format.h"
 
 namespace keel::wire {
 

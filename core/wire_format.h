@@ -1,8 +1,7 @@
 // Protocol-buffer wire format primitives (varints, tags, length-delimited
 // fields), enough to read and write keel.v1.Event without building a message
 // object: the durable driver encodes and decodes every stored event, and the
-// message round trip cost more than the rest of a replay
-// (BENCHMARKS.md, "replay").
+// message round trip cost more than the rest of a replay.
 //
 // Thread safety: pure functions.
 #ifndef KEEL_CORE_WIRE_FORMAT_H_

@@ -1,6 +1,6 @@
-#include "drivers/builtin_drivers.h"
+#include "keel/drivers/builtin_drivers.h"
 
-#include "core/driver_factory.h"
+#include "keel/core/driver_factory.h"
 
 KEEL_DECLARE_DRIVER_HOOK(memory);
 KEEL_DECLARE_DRIVER_HOOK(durable);
@@ -13,5 +13,9 @@ void LinkBuiltinDrivers() {
   KEEL_FORCE_LINK_DRIVER(durable);
   KEEL_FORCE_LINK_DRIVER(jetstream);
 }
+
+absl::string_view DefaultDriverName() { return "durable"; }
+
+absl::string_view EphemeralDriverName() { return "memory"; }
 
 }  // namespace keel

@@ -1,4 +1,5 @@
-// LinkBuiltinDrivers: keeps every driver Keel ships in a static link.
+// LinkBuiltinDrivers: keeps every driver Keel ships in a static link; and
+// the names of the built-in drivers a host picks when the user names none.
 //
 // Drivers register themselves from static initialisers in their own object
 // files; a static linker drops object files that nothing references. Calling
@@ -9,9 +10,19 @@
 #ifndef KEEL_DRIVERS_BUILTIN_DRIVERS_H_
 #define KEEL_DRIVERS_BUILTIN_DRIVERS_H_
 
+#include "absl/strings/string_view.h"
+
 namespace keel {
 
 void LinkBuiltinDrivers();
+
+// The driver a server runs when none is named: the one that keeps events
+// across restarts ("durable").
+absl::string_view DefaultDriverName();
+
+// The built-in driver that leaves nothing behind when the process ends
+// ("memory"): the default of a check that must not write anywhere.
+absl::string_view EphemeralDriverName();
 
 }  // namespace keel
 

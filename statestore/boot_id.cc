@@ -1,4 +1,4 @@
-#include "statestore/boot_id.h"
+#include "keel/statestore/boot_id.h"
 
 #include <fstream>
 

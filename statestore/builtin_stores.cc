@@ -1,6 +1,6 @@
-#include "statestore/builtin_stores.h"
+#include "keel/statestore/builtin_stores.h"
 
-#include "statestore/state_store.h"
+#include "keel/statestore/state_store.h"
 
 KEEL_DECLARE_STORE_HOOK(memory);
 KEEL_DECLARE_STORE_HOOK(leveldb);

@@ -11,7 +11,7 @@
 
 #include "absl/status/status.h"
 #include "absl/strings/string_view.h"
-#include "statestore/state_store.h"
+#include "keel/statestore/state_store.h"
 
 namespace keel {
 

@@ -1,13 +1,13 @@
-#include "statestore/fault_injecting_store.h"
+#include "keel/statestore/fault_injecting_store.h"
 
 #include <atomic>
 #include <map>
 #include <utility>
 
 #include "absl/strings/str_cat.h"
-#include "core/errors.h"
-#include "core/status_macros.h"
-#include "statestore/error_iterator.h"
+#include "keel/core/errors.h"
+#include "keel/core/status_macros.h"
+#include "keel/statestore/error_iterator.h"
 
 namespace keel {
 namespace {

@@ -1,9 +1,10 @@
-#include "statestore/state_store.h"
+#include "keel/statestore/state_store.h"
 
 #include <utility>
 
-#include "core/status_macros.h"
-#include "statestore/builtin_stores.h"
+#include "absl/strings/str_cat.h"
+#include "keel/core/status_macros.h"
+#include "keel/statestore/builtin_stores.h"
 
 namespace keel {
 
@@ -52,10 +53,15 @@ Registry<StoreFactory>& StoreRegistry() {
   return *registry;
 }
 
+absl::Status ValidateStoreOptions(const StoreFactory& factory, const Config& config) {
+  return ValidateOptions(absl::StrCat("store '", factory.name(), "'"), factory.options(), config);
+}
+
 absl::StatusOr<std::unique_ptr<StateStore>> OpenStore(absl::string_view name,
                                                       const Config& config) {
   LinkBuiltinStores();
   KEEL_ASSIGN_OR_RETURN(std::shared_ptr<StoreFactory> factory, StoreRegistry().Find(name));
+  KEEL_RETURN_IF_ERROR(ValidateStoreOptions(*factory, config));
   return factory->Open(config);
 }
 

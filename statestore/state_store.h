@@ -26,8 +26,9 @@
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
-#include "core/config.h"
-#include "core/registry.h"
+#include "keel/core/config.h"
+#include "keel/core/option_spec.h"
+#include "keel/core/registry.h"
 
 namespace keel {
 
@@ -120,18 +121,42 @@ class StateStore {
   virtual absl::Status WriteStatus() { return absl::OkStatus(); }
 };
 
+// How the stores a factory opens with a given Config behave. Each default
+// is the one that promises nothing.
+struct StoreTraits {
+  // A synced write (WriteOptions::sync) waits for a disk.
+  bool synced_writes_wait_for_disk = true;
+  // What is written outlives the process: a later Open with the same
+  // Config reads it.
+  bool keeps_data = false;
+};
+
+// Like a DriverFactory (core/driver_factory.h), a store factory describes
+// itself: OpenStore refuses a Config with a key options() does not declare
+// or a value not of the declared type.
 class StoreFactory {
  public:
   virtual ~StoreFactory() = default;
   virtual absl::string_view name() const = 0;
   virtual absl::string_view description() const = 0;
-  // Options are store-specific (leveldb: "path", "block_cache_bytes",
-  // "write_buffer_bytes", "compression" = snappy|none).
+  // Every option the store takes (leveldb: path, block_cache_bytes, ...).
+  // The default declares none: such a store takes no options.
+  virtual std::vector<OptionSpec> options() const { return {}; }
+  // Called with a Config that ValidateStoreOptions accepted.
+  virtual StoreTraits Traits(const Config& config) const { return StoreTraits{}; }
+  // Called by OpenStore with a Config that ValidateStoreOptions accepted.
   virtual absl::StatusOr<std::unique_ptr<StateStore>> Open(const Config& config) const = 0;
 };
 
 Registry<StoreFactory>& StoreRegistry();
 
+// OK when `config` holds only options `factory` declares, each of its
+// declared type; else kInvalidArgument naming the store, the key and the
+// valid options.
+absl::Status ValidateStoreOptions(const StoreFactory& factory, const Config& config);
+
+// Looks up `name`, checks `config` (ValidateStoreOptions) and opens the
+// store.
 absl::StatusOr<std::unique_ptr<StateStore>> OpenStore(absl::string_view name, const Config& config);
 
 // Appends `value` as 8 big-endian bytes; DecodeBigEndian64 reads them back.

@@ -1,13 +1,13 @@
-#include "cmd/keel/api_call.h"
+#include "keel/cmd/keel/api_call.h"
 
 #include <ostream>
 
 #include <boost/json.hpp>
 
 #include "absl/strings/str_cat.h"
-#include "cmd/keel/client/errors.h"
-#include "cmd/keel/client/http_client.h"
-#include "cmd/keel/client/raw_json.h"
+#include "keel/cmd/keel/client/errors.h"
+#include "keel/cmd/keel/client/http_client.h"
+#include "keel/cmd/keel/client/raw_json.h"
 
 namespace keel::cli {
 

@@ -10,8 +10,8 @@
 #include <string>
 
 #include "absl/strings/string_view.h"
-#include "cmd/keel/client/http_client.h"
-#include "cmd/keel/command.h"
+#include "keel/cmd/keel/client/http_client.h"
+#include "keel/cmd/keel/command.h"
 
 namespace keel::cli {
 

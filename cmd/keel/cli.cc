@@ -1,12 +1,12 @@
-#include "cmd/keel/cli.h"
+#include "keel/cmd/keel/cli.h"
 
 #include <fstream>
 #include <iostream>
 
 #include <boost/program_options.hpp>
 
-#include "cmd/keel/command.h"
-#include "drivers/builtin_drivers.h"
+#include "keel/cmd/keel/command.h"
+#include "keel/drivers/builtin_drivers.h"
 
 namespace keel::cli {
 namespace {

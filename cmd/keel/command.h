@@ -19,7 +19,8 @@
 #include <boost/program_options/variables_map.hpp>
 
 #include "absl/status/statusor.h"
-#include "core/config.h"
+#include "keel/core/config.h"
+#include "keel/core/driver_factory.h"
 
 namespace keel::client {
 struct ClientOptions;
@@ -47,7 +48,6 @@ class Command {
 
 std::vector<std::unique_ptr<Command>> BuiltinCommands();
 
-std::unique_ptr<Command> NewBenchCommand();  // cmd/keel/bench/
 std::unique_ptr<Command> NewDaemonCommand();
 std::unique_ptr<Command> NewDeadLettersCommand();  // over HTTP
 std::unique_ptr<Command> NewDeclareCommand();  // over HTTP
@@ -60,10 +60,39 @@ std::unique_ptr<Command> NewSelftestCommand();
 std::unique_ptr<Command> NewStreamsCommand();
 std::unique_ptr<Command> NewTailCommand();
 
-// The `--driver NAME` and repeated `--driver-option key=value` options every
-// command that opens a bus shares, and their conversion to a Config.
-void AddDriverOptions(po::options_description& options, absl::string_view default_driver);
-absl::StatusOr<Config> DriverConfigFrom(const po::variables_map& vars);
+// The options every command that opens a bus shares, as a group of their
+// own: `--driver NAME`, repeated `--driver-option key=value`, and the flags
+// the registered drivers declare for some of their options
+// (OptionSpec::flag, such as `--data-dir`). Call it after adding the
+// command's own options: a driver's flag that would shadow one of them is
+// left out (its option is still set with --driver-option).
+// With `flag_defaults`, a declared flag that is not given still sets its
+// option, to OptionSpec::flag_default, where the selected driver takes it (a
+// server's defaults: the daemon stores in ./data); without, it sets nothing.
+void AddDriverOptions(po::options_description& options, absl::string_view default_driver,
+                      bool flag_defaults);
+
+// The driver those options select, the Config they give it and how its bus
+// will behave.
+struct DriverSelection {
+  std::string name;
+  std::shared_ptr<const DriverFactory> factory;
+  Config config;
+  DriverTraits traits;
+};
+
+// Reads the options AddDriverOptions added: --driver-option values, then
+// each driver flag given (a --driver-option of the same key wins), then the
+// flag defaults the selected driver takes. kNotFound for an unknown driver
+// (or a store, etc., that the driver's options name); kInvalidArgument, a
+// usage error, for an option the driver does not declare or a value not of
+// its type, naming the valid options (ValidateDriverOptions), and for a
+// driver flag given to a driver that does not take it.
+absl::StatusOr<DriverSelection> SelectDriver(const po::variables_map& vars);
+
+// Where a Run() reports a failed SelectDriver: kExitUsage for a usage error,
+// else kExitFailure, after "<command>: <message>" on stderr.
+int DriverSelectionError(CommandIo& io, absl::string_view command, const absl::Status& status);
 
 // "<command>: <message>" on stderr; returns kExitUsage.
 int UsageError(CommandIo& io, absl::string_view command, absl::string_view message);

@@ -11,15 +11,15 @@
 
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
-#include "cmd/keel/command.h"
-#include "cmd/keel/server/access_tokens.h"
-#include "cmd/keel/server/api.h"
-#include "cmd/keel/server/metrics.h"
-#include "cmd/keel/server/server.h"
-#include "core/driver_factory.h"
-#include "core/status_macros.h"
-#include "core/stream_policy.h"
-#include "drivers/durable/durable_bus.h"
+#include "keel/cmd/keel/command.h"
+#include "keel/cmd/keel/server/access_tokens.h"
+#include "keel/cmd/keel/server/api.h"
+#include "keel/cmd/keel/server/metrics.h"
+#include "keel/cmd/keel/server/server.h"
+#include "keel/core/driver_factory.h"
+#include "keel/core/status_macros.h"
+#include "keel/core/stream_policy.h"
+#include "keel/drivers/builtin_drivers.h"
 
 namespace keel::cli {
 namespace {
@@ -36,37 +36,15 @@ absl::StatusOr<std::pair<std::string, uint16_t>> ParseListen(const std::string& 
   return std::make_pair(host, static_cast<uint16_t>(port));
 }
 
-// The bus config: --driver-option values, plus for `durable` the store,
-// data directory and sync mode from their own flags.
-absl::StatusOr<Config> BusConfig(const po::variables_map& vars) {
-  KEEL_ASSIGN_OR_RETURN(Config config, DriverConfigFrom(vars));
-  if (vars["driver"].as<std::string>() != "durable") return config;
-  const std::string store = vars["store"].as<std::string>();
-  if (!config.Has("store") && store != "none") config.Set("store", store);
-  if (!config.Has("store.path")) config.Set("store.path", vars["data-dir"].as<std::string>());
-  if (!config.Has("sync")) config.Set("sync", vars["sync"].as<std::string>());
-  // The driver's own check, here: a bad --sync is a usage error, not a
-  // failure to open the store.
-  KEEL_RETURN_IF_ERROR(DurableOptionsFromConfig(config).status());
-  return config;
-}
-
-// True when a publish may wait for a disk (an fsync with sync=always or
-// interval), or for a driver we know nothing about: it then runs on the
-// blocking pool. With sync=none a LevelDB write can still stall briefly
-// under compaction; that is accepted for the two thread hops it saves.
-bool PublishesMayWaitForDisk(const po::variables_map& vars, const Config& config) {
-  const std::string driver = vars["driver"].as<std::string>();
-  if (driver == "memory") return false;
-  if (driver != "durable") return true;
-  if (!config.Has("store") || config.GetString("store", "") == "memory") return false;
-  return config.GetString("sync", "") != "none";
-}
+// Publishes run on the I/O thread that read them unless the driver says a
+// publish may wait (an fsync, say): then on the blocking pool, so that a
+// slow disk does not stall the connections that thread serves.
+bool InlinePublishes(const DriverTraits& traits) { return !traits.publishes_may_block; }
 
 absl::StatusOr<server::ServerOptions> ServerOptionsFrom(const po::variables_map& vars,
-                                                        const Config& config) {
+                                                        const DriverTraits& traits) {
   server::ServerOptions options;
-  options.inline_publishes = !PublishesMayWaitForDisk(vars, config);
+  options.inline_publishes = InlinePublishes(traits);
   KEEL_ASSIGN_OR_RETURN(auto listen, ParseListen(vars["listen"].as<std::string>()));
   options.host = listen.first;
   options.port = listen.second;
@@ -148,16 +126,9 @@ class DaemonCommand : public Command {
     return "serve streams over HTTP (publish, replay, SSE with Last-Event-ID resume, metrics)";
   }
   void AddOptions(po::options_description& options) const override {
-    AddDriverOptions(options, "durable");
     options.add_options()
         ("listen", po::value<std::string>()->default_value("127.0.0.1:8080"),
          "HOST:PORT to listen on (port 0 picks a free one; see --port-file)")
-        ("data-dir", po::value<std::string>()->default_value("./data"),
-         "directory of the durable driver's store")
-        ("store", po::value<std::string>()->default_value("leveldb"),
-         "state store of the durable driver (leveldb, memory; 'none' runs degraded on memory)")
-        ("sync", po::value<std::string>()->default_value("always"),
-         "durable sync mode: always (ack = fsynced), interval, none")
         ("io-threads", po::value<int>()->default_value(2), "threads serving requests and responses")
         ("sse-threads", po::value<int>()->default_value(server::DefaultSseThreads()),
          "threads serving SSE connections (default: half the CPUs, at least 1)")
@@ -198,21 +169,23 @@ class DaemonCommand : public Command {
          "how often the retention trimmer looks for streams over a bound")
         ("log-level", po::value<std::string>()->default_value("info"),
          "debug, info, warn, error or off");
+    // Last: a driver's flag never shadows one of the daemon's own.
+    AddDriverOptions(options, DefaultDriverName(), /*flag_defaults=*/true);
   }
 
   int Run(const po::variables_map& vars, CommandIo& io) const override {
     absl::StatusOr<spdlog::level::level_enum> level = LogLevel(vars["log-level"].as<std::string>());
     if (!level.ok()) return UsageError(io, "keel daemon", level.status().message());
     spdlog::set_level(*level);
-    absl::StatusOr<Config> config = BusConfig(vars);
-    absl::StatusOr<server::ServerOptions> options =
-        config.ok() ? ServerOptionsFrom(vars, *config) : config.status();
+    absl::StatusOr<DriverSelection> driver = SelectDriver(vars);
+    if (!driver.ok()) return DriverSelectionError(io, "keel daemon", driver.status());
+    absl::StatusOr<server::ServerOptions> options = ServerOptionsFrom(vars, driver->traits);
     Config timeouts{{"t", vars["shutdown-timeout"].as<std::string>()}};
     absl::StatusOr<absl::Duration> grace = timeouts.GetDuration("t", absl::Seconds(10));
     absl::StatusOr<std::vector<StreamDeclaration>> declarations = DeclarationsFrom(vars);
     absl::StatusOr<StreamPolicy> default_policy =
         StreamPolicy::Parse(vars["default-policy"].as<std::string>());
-    for (const absl::Status& status : {config.status(), options.status(), grace.status(),
+    for (const absl::Status& status : {options.status(), grace.status(),
                                        declarations.status(), default_policy.status()}) {
       if (!status.ok()) return UsageError(io, "keel daemon", status.message());
     }
@@ -221,11 +194,11 @@ class DaemonCommand : public Command {
     DriverContext context;
     context.default_policy = *default_policy;
     context.on_store_write = [&metrics](absl::Duration d) { metrics.store_write_latency().Observe(d); };
-    const std::string driver = vars["driver"].as<std::string>();
-    absl::StatusOr<std::unique_ptr<EventBus>> bus = CreateBus(driver, *config, context);
+    absl::StatusOr<std::unique_ptr<EventBus>> bus =
+        CreateBus(driver->name, driver->config, context);
     if (!bus.ok()) {
-      io.err << "keel daemon: cannot open driver '" << driver << "': " << bus.status().message()
-             << "\n";
+      io.err << "keel daemon: cannot open driver '" << driver->name
+             << "': " << bus.status().message() << "\n";
       return kExitFailure;
     }
     if (absl::Status declared = Declare(**bus, *declarations); !declared.ok()) {
@@ -240,7 +213,7 @@ class DaemonCommand : public Command {
       (*bus)->Close().IgnoreError();
       return kExitFailure;
     }
-    Announce(vars, *config, server.port(), **bus, io);
+    Announce(vars, *driver, server.port(), **bus, io);
     int signal = 0;
     sigwait(&signals, &signal);
     context.logger->Info(absl::StrCat("keel daemon: signal ", signal, ", shutting down"));
@@ -248,16 +221,19 @@ class DaemonCommand : public Command {
   }
 
  private:
-  static void Announce(const po::variables_map& vars, const Config& config, uint16_t port,
-                       EventBus& bus, CommandIo& io) {
+  // "keel daemon listening on HOST:PORT (driver NAME: key=value ...)", the
+  // options as the driver got them.
+  static void Announce(const po::variables_map& vars, const DriverSelection& driver,
+                       uint16_t port, EventBus& bus, CommandIo& io) {
     const std::string port_file = vars["port-file"].as<std::string>();
     if (!port_file.empty()) std::ofstream(port_file) << port << "\n";
-    io.out << "keel daemon listening on " << vars["listen"].as<std::string>().substr(
-                  0, vars["listen"].as<std::string>().rfind(':'))
-           << ":" << port << " (driver " << vars["driver"].as<std::string>();
-    if (config.Has("store")) {
-      io.out << ", store " << config.GetString("store", "") << " at "
-             << config.GetString("store.path", "") << ", sync " << config.GetString("sync", "");
+    const std::string& listen = vars["listen"].as<std::string>();
+    io.out << "keel daemon listening on " << listen.substr(0, listen.rfind(':')) << ":" << port
+           << " (driver " << driver.name;
+    const char* separator = ": ";
+    for (const auto& [key, value] : driver.config.values()) {
+      io.out << separator << key << "=" << value;
+      separator = " ";
     }
     io.out << ")" << std::endl;
     if (!bus.DegradedReason().empty()) io.out << "DEGRADED: " << bus.DegradedReason() << std::endl;

@@ -8,9 +8,9 @@
 #include <boost/program_options/value_semantic.hpp>
 
 #include "absl/strings/str_cat.h"
-#include "cmd/keel/api_call.h"
-#include "cmd/keel/client/http_client.h"
-#include "cmd/keel/command.h"
+#include "keel/cmd/keel/api_call.h"
+#include "keel/cmd/keel/client/http_client.h"
+#include "keel/cmd/keel/command.h"
 
 namespace keel::cli {
 namespace {

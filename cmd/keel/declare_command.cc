@@ -11,11 +11,11 @@
 
 #include <boost/program_options/value_semantic.hpp>
 
-#include "cmd/keel/client/errors.h"
-#include "cmd/keel/client/http_client.h"
-#include "cmd/keel/command.h"
-#include "cmd/keel/server/policy_json.h"
-#include "core/stream_policy.h"
+#include "keel/cmd/keel/client/errors.h"
+#include "keel/cmd/keel/client/http_client.h"
+#include "keel/cmd/keel/command.h"
+#include "keel/cmd/keel/server/policy_json.h"
+#include "keel/core/stream_policy.h"
 
 namespace keel::cli {
 namespace {

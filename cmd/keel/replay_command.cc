@@ -16,10 +16,10 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/strip.h"
-#include "cmd/keel/client/errors.h"
-#include "cmd/keel/client/http_client.h"
-#include "cmd/keel/client/raw_json.h"
-#include "cmd/keel/command.h"
+#include "keel/cmd/keel/client/errors.h"
+#include "keel/cmd/keel/client/http_client.h"
+#include "keel/cmd/keel/client/raw_json.h"
+#include "keel/cmd/keel/command.h"
 
 namespace keel::cli {
 namespace {

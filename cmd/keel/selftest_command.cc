@@ -4,9 +4,10 @@
 #include <ostream>
 
 #include "absl/strings/str_cat.h"
-#include "cmd/keel/command.h"
-#include "core/driver_factory.h"
-#include "core/status_macros.h"
+#include "keel/cmd/keel/command.h"
+#include "keel/core/driver_factory.h"
+#include "keel/core/status_macros.h"
+#include "keel/drivers/builtin_drivers.h"
 
 namespace keel::cli {
 namespace {
@@ -56,15 +57,16 @@ class SelftestCommand : public Command {
     return "open a driver and check publish, replay and follow end to end";
   }
   void AddOptions(po::options_description& options) const override {
-    AddDriverOptions(options, "memory");
     options.add_options()("stream", po::value<std::string>()->default_value("keel.selftest"),
                           "stream to write the test events to");
+    // No flag defaults: a selftest writes where it is told, or nowhere.
+    AddDriverOptions(options, EphemeralDriverName(), /*flag_defaults=*/false);
   }
   int Run(const po::variables_map& vars, CommandIo& io) const override {
-    const std::string driver = vars["driver"].as<std::string>();
-    absl::StatusOr<Config> config = DriverConfigFrom(vars);
-    if (!config.ok()) return UsageError(io, "keel selftest", config.status().message());
-    absl::StatusOr<std::unique_ptr<EventBus>> bus = CreateBus(driver, *config);
+    absl::StatusOr<DriverSelection> selection = SelectDriver(vars);
+    if (!selection.ok()) return DriverSelectionError(io, "keel selftest", selection.status());
+    const std::string& driver = selection->name;
+    absl::StatusOr<std::unique_ptr<EventBus>> bus = CreateBus(driver, selection->config);
     absl::Status status = bus.ok() ? RunSelftest(**bus, vars["stream"].as<std::string>(), io.out)
                                    : bus.status();
     if (bus.ok()) status.Update((*bus)->Close());

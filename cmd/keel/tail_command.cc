@@ -11,10 +11,10 @@
 #include <boost/program_options/value_semantic.hpp>
 
 #include "absl/strings/str_cat.h"
-#include "cmd/keel/client/errors.h"
-#include "cmd/keel/client/follow.h"
-#include "cmd/keel/client/http_client.h"
-#include "cmd/keel/command.h"
+#include "keel/cmd/keel/client/errors.h"
+#include "keel/cmd/keel/client/follow.h"
+#include "keel/cmd/keel/client/http_client.h"
+#include "keel/cmd/keel/command.h"
 
 namespace keel::cli {
 namespace {

@@ -1,6 +1,6 @@
 #include <ostream>
 
-#include "cmd/keel/command.h"
+#include "keel/cmd/keel/command.h"
 
 namespace keel::cli {
 namespace {

@@ -1,4 +1,4 @@
-#include "drivers/durable/crc32c.h"
+#include "keel/drivers/durable/crc32c.h"
 
 #include <array>
 #include <cstring>

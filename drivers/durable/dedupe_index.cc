@@ -1,9 +1,9 @@
-#include "drivers/durable/dedupe_index.h"
+#include "keel/drivers/durable/dedupe_index.h"
 
 #include "absl/strings/str_cat.h"
-#include "core/fnv.h"
-#include "core/status_macros.h"
-#include "drivers/durable/key_layout.h"
+#include "keel/core/fnv.h"
+#include "keel/core/status_macros.h"
+#include "keel/drivers/durable/key_layout.h"
 
 namespace keel::durable {
 namespace {

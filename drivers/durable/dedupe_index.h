@@ -24,8 +24,8 @@
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
 #include "absl/time/time.h"
-#include "core/append_plan.h"
-#include "statestore/state_store.h"
+#include "keel/core/append_plan.h"
+#include "keel/statestore/state_store.h"
 
 namespace keel::durable {
 

@@ -11,7 +11,7 @@
 #include <memory>
 #include <string>
 
-#include "core/forwarding_bus.h"
+#include "keel/core/forwarding_bus.h"
 
 namespace keel {
 

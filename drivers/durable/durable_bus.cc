@@ -1,12 +1,12 @@
-#include "drivers/durable/durable_bus.h"
+#include "keel/drivers/durable/durable_bus.h"
 
 #include "absl/strings/str_cat.h"
-#include "core/errors.h"
-#include "core/log_bus.h"
-#include "core/status_macros.h"
-#include "drivers/durable/durable_log.h"
-#include "drivers/durable/recovery.h"
-#include "drivers/durable/runtime_warning.h"
+#include "keel/core/errors.h"
+#include "keel/core/log_bus.h"
+#include "keel/core/status_macros.h"
+#include "keel/drivers/durable/durable_log.h"
+#include "keel/drivers/durable/recovery.h"
+#include "keel/drivers/durable/runtime_warning.h"
 
 namespace keel {
 

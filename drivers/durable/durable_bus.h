@@ -25,10 +25,10 @@
 
 #include "absl/status/statusor.h"
 #include "absl/time/time.h"
-#include "core/config.h"
-#include "core/driver_factory.h"
-#include "core/event_bus.h"
-#include "statestore/state_store.h"
+#include "keel/core/config.h"
+#include "keel/core/driver_factory.h"
+#include "keel/core/event_bus.h"
+#include "keel/statestore/state_store.h"
 
 namespace keel {
 

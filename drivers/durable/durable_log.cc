@@ -1,14 +1,14 @@
-#include "drivers/durable/durable_log.h"
+#include "keel/drivers/durable/durable_log.h"
 
 #include <algorithm>
 
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
-#include "core/errors.h"
-#include "core/status_macros.h"
-#include "drivers/durable/dedupe_index.h"
-#include "drivers/durable/store_metadata.h"
-#include "drivers/durable/trim.h"
+#include "keel/core/errors.h"
+#include "keel/core/status_macros.h"
+#include "keel/drivers/durable/dedupe_index.h"
+#include "keel/drivers/durable/store_metadata.h"
+#include "keel/drivers/durable/trim.h"
 
 namespace keel::durable {
 namespace {

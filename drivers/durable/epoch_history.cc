@@ -1,4 +1,4 @@
-#include "drivers/durable/epoch_history.h"
+#include "keel/drivers/durable/epoch_history.h"
 
 #include <algorithm>
 

@@ -23,9 +23,9 @@
 #include "absl/base/thread_annotations.h"
 #include "absl/container/flat_hash_map.h"
 #include "absl/strings/string_view.h"
-#include "core/mutex.h"
-#include "core/replayer.h"
-#include "drivers/durable/key_layout.h"
+#include "keel/core/mutex.h"
+#include "keel/core/replayer.h"
+#include "keel/drivers/durable/key_layout.h"
 
 namespace keel::durable {
 

@@ -1,4 +1,4 @@
-#include "drivers/durable/head_checkpoints.h"
+#include "keel/drivers/durable/head_checkpoints.h"
 
 namespace keel::durable {
 

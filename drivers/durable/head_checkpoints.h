@@ -5,7 +5,7 @@
 // LevelDB memtable flush. Those flushes then all overlapped each other and the
 // stream's newest table, so LevelDB merged each one twice more instead of
 // moving it down the levels, and under 100-event publishes its compactions
-// cost about as much CPU as the publishes themselves (BENCHMARKS.md). So a
+// cost about as much CPU as the publishes themselves. So a
 // commit writes a stream's head only when the store has none yet, and writes
 // every head that lags its entries once the bytes committed since the last
 // checkpoint reach `interval_bytes` (or when forced, as the bus closes). The

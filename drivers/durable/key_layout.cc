@@ -27,15 +27,15 @@
 //
 // A publish writes every entry of its batch and the stream's new head in one
 // atomic WriteBatch; the head update is O(1) per publish.
-#include "drivers/durable/key_layout.h"
+#include "keel/drivers/durable/key_layout.h"
 
 #include "absl/algorithm/container.h"
 #include "absl/strings/escaping.h"
 #include "absl/strings/str_cat.h"
-#include "core/event_codec.h"
-#include "core/fnv.h"
-#include "core/status_macros.h"
-#include "drivers/durable/crc32c.h"
+#include "keel/core/event_codec.h"
+#include "keel/core/fnv.h"
+#include "keel/core/status_macros.h"
+#include "keel/drivers/durable/crc32c.h"
 
 namespace keel::durable {
 namespace {

@@ -13,8 +13,8 @@
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
 #include "absl/time/time.h"
-#include "core/event.h"
-#include "statestore/state_store.h"
+#include "keel/core/event.h"
+#include "keel/statestore/state_store.h"
 
 namespace keel::durable {
 

@@ -1,11 +1,11 @@
-#include "drivers/durable/recovery.h"
+#include "keel/drivers/durable/recovery.h"
 
 #include "absl/algorithm/container.h"
 #include "absl/random/random.h"
 #include "absl/strings/str_cat.h"
-#include "core/errors.h"
-#include "core/status_macros.h"
-#include "drivers/durable/dedupe_index.h"
+#include "keel/core/errors.h"
+#include "keel/core/status_macros.h"
+#include "keel/drivers/durable/dedupe_index.h"
 
 namespace keel::durable {
 namespace {

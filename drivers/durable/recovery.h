@@ -20,10 +20,10 @@
 
 #include "absl/container/flat_hash_map.h"
 #include "absl/status/statusor.h"
-#include "core/logger.h"
-#include "drivers/durable/epoch_history.h"
-#include "drivers/durable/key_layout.h"
-#include "statestore/state_store.h"
+#include "keel/core/logger.h"
+#include "keel/drivers/durable/epoch_history.h"
+#include "keel/drivers/durable/key_layout.h"
+#include "keel/statestore/state_store.h"
 
 namespace keel::durable {
 

@@ -1,4 +1,4 @@
-#include "drivers/durable/runtime_warning.h"
+#include "keel/drivers/durable/runtime_warning.h"
 
 #include <string>
 

@@ -8,7 +8,7 @@
 #define KEEL_DRIVERS_DURABLE_RUNTIME_WARNING_H_
 
 #include "absl/strings/string_view.h"
-#include "core/event.h"
+#include "keel/core/event.h"
 
 namespace keel::durable {
 

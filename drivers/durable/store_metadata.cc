@@ -1,7 +1,7 @@
-#include "drivers/durable/store_metadata.h"
+#include "keel/drivers/durable/store_metadata.h"
 
 #include "absl/strings/str_cat.h"
-#include "core/status_macros.h"
+#include "keel/core/status_macros.h"
 
 namespace keel::durable {
 namespace {

@@ -8,8 +8,8 @@
 
 #include <memory>
 
-#include "core/metadata_store.h"
-#include "statestore/state_store.h"
+#include "keel/core/metadata_store.h"
+#include "keel/statestore/state_store.h"
 
 namespace keel::durable {
 

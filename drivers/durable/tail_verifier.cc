@@ -1,8 +1,8 @@
-#include "drivers/durable/tail_verifier.h"
+#include "keel/drivers/durable/tail_verifier.h"
 
 #include "absl/strings/str_cat.h"
-#include "core/status_macros.h"
-#include "drivers/durable/recovery.h"
+#include "keel/core/status_macros.h"
+#include "keel/drivers/durable/recovery.h"
 
 namespace keel::durable {
 

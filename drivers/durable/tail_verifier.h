@@ -35,10 +35,10 @@
 #include "absl/container/flat_hash_set.h"
 #include "absl/status/status.h"
 #include "absl/strings/string_view.h"
-#include "core/logger.h"
-#include "core/mutex.h"
-#include "drivers/durable/key_layout.h"
-#include "statestore/state_store.h"
+#include "keel/core/logger.h"
+#include "keel/core/mutex.h"
+#include "keel/drivers/durable/key_layout.h"
+#include "keel/statestore/state_store.h"
 
 namespace keel::durable {
 

@@ -1,7 +1,7 @@
-#include "drivers/durable/trim.h"
+#include "keel/drivers/durable/trim.h"
 
 #include "absl/strings/str_cat.h"
-#include "core/status_macros.h"
+#include "keel/core/status_macros.h"
 
 namespace keel::durable {
 

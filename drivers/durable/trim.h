@@ -17,9 +17,9 @@
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
 #include "absl/time/time.h"
-#include "core/stream_policy.h"
-#include "drivers/durable/key_layout.h"
-#include "statestore/state_store.h"
+#include "keel/core/stream_policy.h"
+#include "keel/drivers/durable/key_layout.h"
+#include "keel/statestore/state_store.h"
 
 namespace keel::durable {
 

@@ -1,10 +1,10 @@
-#include "drivers/jetstream/bus_layout.h"
+#include "keel/drivers/jetstream/bus_layout.h"
 
 #include "absl/strings/ascii.h"
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/strip.h"
-#include "core/errors.h"
+#include "keel/core/errors.h"
 
 namespace keel::jetstream {
 namespace {

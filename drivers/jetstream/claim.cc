@@ -1,4 +1,4 @@
-#include "drivers/jetstream/claim.h"
+#include "keel/drivers/jetstream/claim.h"
 
 #include <algorithm>
 
@@ -6,8 +6,8 @@
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
-#include "core/errors.h"
-#include "drivers/jetstream/record.h"
+#include "keel/core/errors.h"
+#include "keel/drivers/jetstream/record.h"
 
 namespace keel::jetstream {
 

@@ -30,8 +30,8 @@
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
 #include "absl/time/time.h"
-#include "drivers/jetstream/jetstream_api.h"
-#include "drivers/jetstream/nats_client.h"
+#include "keel/drivers/jetstream/jetstream_api.h"
+#include "keel/drivers/jetstream/nats_client.h"
 
 namespace keel::jetstream {
 

@@ -1,11 +1,11 @@
-#include "drivers/jetstream/jetstream_api.h"
+#include "keel/drivers/jetstream/jetstream_api.h"
 
 #include <boost/json.hpp>
 
 #include "absl/strings/escaping.h"
 #include "absl/strings/str_cat.h"
-#include "core/errors.h"
-#include "core/status_macros.h"
+#include "keel/core/errors.h"
+#include "keel/core/status_macros.h"
 
 namespace keel::jetstream {
 namespace {

@@ -21,7 +21,7 @@
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
 #include "absl/time/time.h"
-#include "drivers/jetstream/nats_client.h"
+#include "keel/drivers/jetstream/nats_client.h"
 
 namespace keel::jetstream {
 

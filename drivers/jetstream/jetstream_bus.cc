@@ -1,4 +1,4 @@
-#include "drivers/jetstream/jetstream_bus.h"
+#include "keel/drivers/jetstream/jetstream_bus.h"
 
 #include <algorithm>
 #include <atomic>
@@ -11,49 +11,28 @@
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
-#include "core/driver_base.h"
-#include "core/errors.h"
-#include "core/fnv.h"
-#include "core/mutex.h"
-#include "core/policy_registry.h"
-#include "core/publish_validation.h"
-#include "core/status_macros.h"
-#include "drivers/jetstream/bus_layout.h"
-#include "drivers/jetstream/claim.h"
-#include "drivers/jetstream/jetstream_api.h"
-#include "drivers/jetstream/jetstream_metadata.h"
-#include "drivers/jetstream/live_feed.h"
-#include "drivers/jetstream/nats_client.h"
-#include "drivers/jetstream/record_reader.h"
-#include "drivers/jetstream/stream_writer.h"
+#include "keel/core/driver_base.h"
+#include "keel/core/errors.h"
+#include "keel/core/fnv.h"
+#include "keel/core/mutex.h"
+#include "keel/core/policy_registry.h"
+#include "keel/core/publish_validation.h"
+#include "keel/core/status_macros.h"
+#include "keel/drivers/jetstream/bus_layout.h"
+#include "keel/drivers/jetstream/claim.h"
+#include "keel/drivers/jetstream/health.h"
+#include "keel/drivers/jetstream/jetstream_api.h"
+#include "keel/drivers/jetstream/jetstream_metadata.h"
+#include "keel/drivers/jetstream/live_feed.h"
+#include "keel/drivers/jetstream/nats_client.h"
+#include "keel/drivers/jetstream/record_reader.h"
+#include "keel/drivers/jetstream/stream_writer.h"
 
 namespace keel::jetstream {
 namespace {
 
 // How often Replay reads a head again that is behind the cursor it was given.
 constexpr int kHeadRereads = 3;
-
-// Whether JetStream answers, as the bus's own requests found out.
-class Health {
- public:
-  void Note(const absl::Status& status) {
-    if (status.ok()) {
-      MutexLock lock(&mu_);
-      problem_.clear();
-    } else if (GetErrorKind(status) == ErrorKind::kUnavailable) {
-      MutexLock lock(&mu_);
-      problem_ = std::string(status.message());
-    }
-  }
-  std::string Problem() const {
-    MutexLock lock(&mu_);
-    return problem_;
-  }
-
- private:
-  mutable Mutex mu_;
-  std::string problem_ ABSL_GUARDED_BY(mu_);
-};
 
 absl::Status CheckLayout(const StreamSnapshot& snapshot, const BusLayout& layout) {
   std::vector<std::string> problems;
@@ -140,9 +119,8 @@ class JetStreamBus final : public DriverBase {
   absl::Status Start() {
     KEEL_RETURN_IF_ERROR(
         InitMetadata(std::make_unique<JetStreamMetadata>(api_, layout_, options_.publish_timeout)));
-    feed_ =
-        std::make_unique<LiveFeed>(*client_, api_, reader_, layout_, fanout(), *context().logger,
-                                   [this](const absl::Status& status) { health_.Note(status); });
+    feed_ = std::make_unique<LiveFeed>(*client_, api_, reader_, layout_, fanout(),
+                                       *context().logger, health_);
     return feed_->Start();
   }
 
@@ -170,14 +148,10 @@ class JetStreamBus final : public DriverBase {
  private:
   StreamWriter& WriterFor(absl::string_view stream);
   StreamInfo InfoOf(absl::string_view stream, const std::optional<StoredRecord>& tip) const;
-  absl::Status Observe(absl::Status status) {
-    health_.Note(status);
-    return status;
-  }
-  template <typename T>
-  absl::StatusOr<T> Observe(absl::StatusOr<T> result) {
-    health_.Note(result.status());
-    return result;
+  // Runs a JetStream request and notes in health_ whether JetStream answered.
+  template <typename Request>
+  auto Observe(Request request) {
+    return health_.Observe(std::move(request));
   }
   absl::StatusOr<std::optional<StoredRecord>> ReadHeadFor(const ReplayRequest& request);
   // A read that found event `missing` gone (see ExplainMissing).
@@ -218,8 +192,9 @@ void JetStreamBus::LowerKeyExpiry(absl::Time expiry) {
 absl::StatusOr<std::vector<Receipt>> JetStreamBus::Append(absl::string_view stream,
                                                           std::vector<Event> events,
                                                           const AppendRequest& request) {
-  KEEL_ASSIGN_OR_RETURN(AppendResult result,
-                        Observe(WriterFor(stream).Append(std::move(events), request)));
+  KEEL_ASSIGN_OR_RETURN(AppendResult result, Observe([&] {
+                          return WriterFor(stream).Append(std::move(events), request);
+                        }));
   LowerKeyExpiry(result.next_key_expiry);
   uint64_t newest = 0;
   for (const WrittenRecord* written : {&result.written, &result.trimmed}) {
@@ -249,14 +224,15 @@ StreamInfo JetStreamBus::InfoOf(absl::string_view stream,
 
 absl::StatusOr<StreamInfo> JetStreamBus::Bounds(absl::string_view stream) {
   KEEL_RETURN_IF_ERROR(ValidateStreamName(stream));
-  KEEL_ASSIGN_OR_RETURN(std::optional<StoredRecord> tip, Observe(reader_.Last(stream)));
+  KEEL_ASSIGN_OR_RETURN(std::optional<StoredRecord> tip,
+                        Observe([&] { return reader_.Last(stream); }));
   return InfoOf(stream, tip);
 }
 
 absl::StatusOr<std::vector<StreamInfo>> JetStreamBus::ListStreams(absl::string_view prefix,
                                                                   size_t limit) {
   KEEL_ASSIGN_OR_RETURN(std::optional<StreamSnapshot> snapshot,
-                        Observe(api_.Info(layout_.event_filter())));
+                        Observe([&] { return api_.Info(layout_.event_filter()); }));
   std::vector<std::string> names;
   if (snapshot) {
     for (const std::string& subject : snapshot->matching_subjects) {
@@ -269,7 +245,8 @@ absl::StatusOr<std::vector<StreamInfo>> JetStreamBus::ListStreams(absl::string_v
   std::vector<StreamInfo> infos;
   infos.reserve(names.size());
   for (const std::string& stream : names) {
-    KEEL_ASSIGN_OR_RETURN(std::optional<StoredRecord> tip, Observe(reader_.Last(stream)));
+    KEEL_ASSIGN_OR_RETURN(std::optional<StoredRecord> tip,
+                          Observe([&] { return reader_.Last(stream); }));
     infos.push_back(InfoOf(stream, tip));
   }
   return infos;
@@ -287,15 +264,16 @@ absl::StatusOr<ReplayPage> JetStreamBus::Replay(const ReplayRequest& request) {
   uint64_t scanned = after;
   if (after < end) {
     if (request.filter.empty()) page.events.reserve(std::min<uint64_t>(request.limit, end - after));
-    KEEL_ASSIGN_OR_RETURN(EventScan scan,
-                          Observe(reader_.ReadEvents(
-                              request.stream, after + 1, end, tip->ref(),
-                              [&]() -> Event& { return page.events.emplace_back(); },
-                              [&] {
-                                if (!request.filter.Matches(page.events.back()))
-                                  page.events.pop_back();
-                                return page.events.size() < request.limit;
-                              })));
+    KEEL_ASSIGN_OR_RETURN(EventScan scan, Observe([&] {
+                            return reader_.ReadEvents(
+                                request.stream, after + 1, end, tip->ref(),
+                                [&]() -> Event& { return page.events.emplace_back(); },
+                                [&] {
+                                  if (!request.filter.Matches(page.events.back()))
+                                    page.events.pop_back();
+                                  return page.events.size() < request.limit;
+                                });
+                          }));
     if (scan.missing_start != 0) {
       KEEL_RETURN_IF_ERROR(ExplainMissing(request, after, scan.missing_start, true));
     }
@@ -324,7 +302,8 @@ absl::StatusOr<std::optional<StoredRecord>> JetStreamBus::ReadHeadFor(
   if (request.after.kind == Position::Kind::kCursor) consider(request.after.cursor);
   if (request.until) consider(*request.until);
   for (int attempt = 0;; ++attempt) {
-    KEEL_ASSIGN_OR_RETURN(std::optional<StoredRecord> tip, Observe(reader_.Last(request.stream)));
+    KEEL_ASSIGN_OR_RETURN(std::optional<StoredRecord> tip,
+                          Observe([&] { return reader_.Last(request.stream); }));
     const uint64_t last = tip ? tip->header.next() - 1 : 0;
     if (wanted <= last || attempt == kHeadRereads) return tip;
     absl::SleepFor(absl::Milliseconds(100));
@@ -337,7 +316,8 @@ absl::StatusOr<std::optional<StoredRecord>> JetStreamBus::ReadHeadFor(
 // cursor; further on, the page just ends there. Anything else is damage.
 absl::Status JetStreamBus::ExplainMissing(const ReplayRequest& request, uint64_t after,
                                           uint64_t missing, bool at_start) {
-  KEEL_ASSIGN_OR_RETURN(std::optional<StoredRecord> tip, Observe(reader_.Last(request.stream)));
+  KEEL_ASSIGN_OR_RETURN(std::optional<StoredRecord> tip,
+                        Observe([&] { return reader_.Last(request.stream); }));
   const uint64_t first = tip ? tip->header.first : 1;
   if (first > missing) {
     if (!at_start || request.after.kind == Position::Kind::kEarliest) return absl::OkStatus();
@@ -372,9 +352,11 @@ absl::StatusOr<TrimReport> JetStreamBus::TrimRetention(size_t budget) {
       report.more = true;
       return report;
     }
-    KEEL_ASSIGN_OR_RETURN(TrimResult trimmed, Observe(WriterFor(stream).Trim(
-                                                  policy.retention, now, budget - report.events,
-                                                  policy.dedupe_window)));
+    KEEL_ASSIGN_OR_RETURN(TrimResult trimmed, Observe([&] {
+                            return WriterFor(stream).Trim(policy.retention, now,
+                                                          budget - report.events,
+                                                          policy.dedupe_window);
+                          }));
     if (trimmed.written.js_seq != 0) {
       feed_->NoteStored(stream, trimmed.written.js_seq, trimmed.written.header);
     }

@@ -23,9 +23,9 @@
 #include <memory>
 
 #include "absl/status/statusor.h"
-#include "core/driver_factory.h"
-#include "core/event_bus.h"
-#include "drivers/jetstream/jetstream_options.h"
+#include "keel/core/driver_factory.h"
+#include "keel/core/event_bus.h"
+#include "keel/drivers/jetstream/jetstream_options.h"
 
 namespace keel::jetstream {
 

@@ -1,11 +1,10 @@
 // Registers the `jetstream` driver: Keel on a NATS JetStream server or
 // cluster, shared by every daemon that opens the same bus. Options:
 // drivers/jetstream/jetstream_options.h.
-#include "absl/strings/str_cat.h"
-#include "core/driver_factory.h"
-#include "core/status_macros.h"
-#include "drivers/jetstream/jetstream_bus.h"
-#include "drivers/jetstream/jetstream_options.h"
+#include "keel/core/driver_factory.h"
+#include "keel/core/status_macros.h"
+#include "keel/drivers/jetstream/jetstream_bus.h"
+#include "keel/drivers/jetstream/jetstream_options.h"
 
 namespace keel {
 namespace {
@@ -14,10 +13,14 @@ class JetStreamDriverFactory : public DriverFactory {
  public:
   absl::string_view name() const override { return "jetstream"; }
   absl::string_view description() const override {
-    static const std::string* const kDescription = new std::string(
-        absl::StrCat("events in a NATS JetStream stream, shared by daemons (options: ",
-                     jetstream::kJetStreamOptionNames, ")"));
-    return *kDescription;
+    return "events in a NATS JetStream stream or cluster, shared by every daemon of the bus";
+  }
+  std::vector<OptionSpec> options() const override { return jetstream::JetStreamOptionSpecs(); }
+  // Every publish is a network round trip, other daemons append to the same
+  // streams, and JetStream keeps the events.
+  DriverTraits Traits(const Config&) const override {
+    return DriverTraits{
+        .publishes_may_block = true, .keeps_history = true, .several_writers = true};
   }
   absl::StatusOr<std::unique_ptr<EventBus>> Create(const Config& config,
                                                    const DriverContext& context) const override {

@@ -1,4 +1,4 @@
-#include "drivers/jetstream/jetstream_metadata.h"
+#include "keel/drivers/jetstream/jetstream_metadata.h"
 
 #include <algorithm>
 #include <atomic>
@@ -6,10 +6,10 @@
 #include "absl/container/flat_hash_map.h"
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
-#include "core/errors.h"
-#include "core/status_macros.h"
-#include "drivers/jetstream/claim.h"
-#include "drivers/jetstream/record.h"
+#include "keel/core/errors.h"
+#include "keel/core/status_macros.h"
+#include "keel/drivers/jetstream/claim.h"
+#include "keel/drivers/jetstream/record.h"
 
 namespace keel::jetstream {
 namespace {

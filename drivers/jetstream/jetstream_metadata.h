@@ -25,9 +25,9 @@
 #include <vector>
 
 #include "absl/time/time.h"
-#include "core/metadata_store.h"
-#include "drivers/jetstream/bus_layout.h"
-#include "drivers/jetstream/jetstream_api.h"
+#include "keel/core/metadata_store.h"
+#include "keel/drivers/jetstream/bus_layout.h"
+#include "keel/drivers/jetstream/jetstream_api.h"
 
 namespace keel::jetstream {
 

@@ -1,12 +1,39 @@
-#include "drivers/jetstream/jetstream_options.h"
+#include "keel/drivers/jetstream/jetstream_options.h"
 
 #include "absl/strings/ascii.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
-#include "core/errors.h"
-#include "core/status_macros.h"
+#include "keel/core/errors.h"
+#include "keel/core/status_macros.h"
 
 namespace keel::jetstream {
+
+std::vector<OptionSpec> JetStreamOptionSpecs() {
+  const JetStreamOptions defaults;
+  return {
+      StringOption("servers", "nats://127.0.0.1:4222",
+                   "NATS server URLs, comma-separated (list every server of a cluster)"),
+      StringOption("credentials", "none", "a NATS .creds file (user JWT and seed)"),
+      StringOption("token", "none", "a NATS authentication token"),
+      StringOption("tls_ca", "none", "CA certificate file that verifies the servers' TLS"),
+      DurationOption("connect_timeout", defaults.connection.connect_timeout,
+                     "connecting to the servers"),
+      StringOption("bus", defaults.bus, "the bus: its subjects are keel.<bus>.*"),
+      StringOption("stream", "KEEL_<bus>", "a JetStream stream shared by several buses"),
+      UintOption("replicas", static_cast<uint64_t>(defaults.replicas),
+                 "replicas of a JetStream stream the driver creates (1 to 5)"),
+      UintOption("max_bytes", defaults.max_bytes,
+                 "that stream's byte budget; 0 = none (a full stream refuses publishes)"),
+      DurationOption("duplicate_window", defaults.duplicate_window,
+                     "that stream's duplicate window, which bounds how long a publish may be "
+                     "retried"),
+      DurationOption("request_timeout", defaults.request_timeout, "one JetStream request"),
+      DurationOption("publish_timeout", defaults.publish_timeout,
+                     "retrying a publish whose outcome JetStream left unknown"),
+      UintOption("max_events_per_stream", defaults.max_events_per_stream,
+                 "trim every stream to its newest N events on append (0 = no such bound)"),
+  };
+}
 
 absl::StatusOr<JetStreamOptions> JetStreamOptionsFromConfig(const Config& config) {
   JetStreamOptions options;

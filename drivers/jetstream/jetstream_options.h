@@ -25,12 +25,14 @@
 
 #include <cstdint>
 #include <string>
+#include <vector>
 
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
 #include "absl/time/time.h"
-#include "core/config.h"
-#include "drivers/jetstream/nats_client.h"
+#include "keel/core/config.h"
+#include "keel/core/option_spec.h"
+#include "keel/drivers/jetstream/nats_client.h"
 
 namespace keel::jetstream {
 
@@ -46,10 +48,8 @@ struct JetStreamOptions {
   uint64_t max_events_per_stream = 0;
 };
 
-// The option names, for the factory's description.
-inline constexpr absl::string_view kJetStreamOptionNames =
-    "servers, credentials, token, tls_ca, bus, stream, replicas, max_bytes, duplicate_window, "
-    "request_timeout, publish_timeout, connect_timeout, max_events_per_stream";
+// The options JetStreamOptionsFromConfig reads, for the factory to declare.
+std::vector<OptionSpec> JetStreamOptionSpecs();
 
 // kInvalidArgument naming the option that does not parse.
 absl::StatusOr<JetStreamOptions> JetStreamOptionsFromConfig(const Config& config);

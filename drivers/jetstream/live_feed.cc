@@ -1,10 +1,10 @@
-#include "drivers/jetstream/live_feed.h"
+#include "keel/drivers/jetstream/live_feed.h"
 
 #include <algorithm>
 
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
-#include "core/status_macros.h"
+#include "keel/core/status_macros.h"
 
 namespace keel::jetstream {
 namespace {
@@ -21,15 +21,14 @@ constexpr absl::Duration kGiveUp = absl::Seconds(5);
 }  // namespace
 
 LiveFeed::LiveFeed(NatsClient& client, JetStreamApi& api, RecordReader& reader,
-                   const BusLayout& layout, FanOut& fanout, Logger& logger,
-                   std::function<void(const absl::Status&)> health)
+                   const BusLayout& layout, FanOut& fanout, Logger& logger, Health& health)
     : client_(client),
       api_(api),
       reader_(reader),
       layout_(layout),
       fanout_(fanout),
       logger_(logger),
-      health_(std::move(health)) {}
+      health_(health) {}
 
 LiveFeed::~LiveFeed() { Stop(); }
 
@@ -196,8 +195,8 @@ void LiveFeed::ReadMissed(const std::string& stream, uint64_t below) {
     from = entries_[stream].delivered_js + 1;
   }
   while (!stop_.load()) {
-    absl::StatusOr<std::optional<StoredRecord>> record = reader_.NextFrom(stream, from);
-    Report(record.status());
+    absl::StatusOr<std::optional<StoredRecord>> record =
+        health_.Observe([&] { return reader_.NextFrom(stream, from); });
     if (!record.ok() || !*record || (*record)->js_seq >= below) return;
     Handle(stream, **record, /*may_read_missed=*/false);
     from = (*record)->js_seq + 1;
@@ -207,15 +206,15 @@ void LiveFeed::ReadMissed(const std::string& stream, uint64_t below) {
 void LiveFeed::CheckTail() {
   // Stream info is answered even without quorum: only its failure says
   // something about the stream's health.
+  const uint64_t ticket = health_.Start();
   absl::StatusOr<std::optional<StreamSnapshot>> snapshot = api_.Info();
-  if (!snapshot.ok()) Report(snapshot.status());
+  if (!snapshot.ok()) health_.Note(ticket, snapshot.status());
   if (!snapshot.ok() || !*snapshot) return;
   const uint64_t last = (*snapshot)->last_sequence;
   uint64_t from = seen_js_ + 1;
   while (from <= last && !stop_.load()) {
     absl::StatusOr<std::optional<StoredMessage>> message =
-        api_.NextBySubject(layout_.event_filter(), from);
-    Report(message.status());
+        health_.Observe([&] { return api_.NextBySubject(layout_.event_filter(), from); });
     if (!message.ok()) return;
     if (!*message) break;
     from = (*message)->sequence + 1;

@@ -33,14 +33,15 @@
 #include "absl/container/flat_hash_map.h"
 #include "absl/container/flat_hash_set.h"
 #include "absl/status/status.h"
-#include "core/fanout.h"
-#include "core/logger.h"
-#include "core/mutex.h"
-#include "core/stream_log.h"
-#include "drivers/jetstream/bus_layout.h"
-#include "drivers/jetstream/jetstream_api.h"
-#include "drivers/jetstream/nats_client.h"
-#include "drivers/jetstream/record_reader.h"
+#include "keel/core/fanout.h"
+#include "keel/core/logger.h"
+#include "keel/core/mutex.h"
+#include "keel/core/stream_log.h"
+#include "keel/drivers/jetstream/bus_layout.h"
+#include "keel/drivers/jetstream/health.h"
+#include "keel/drivers/jetstream/jetstream_api.h"
+#include "keel/drivers/jetstream/nats_client.h"
+#include "keel/drivers/jetstream/record_reader.h"
 
 namespace keel::jetstream {
 
@@ -48,7 +49,7 @@ class LiveFeed {
  public:
   // `health` hears the outcome of the feed's own requests.
   LiveFeed(NatsClient& client, JetStreamApi& api, RecordReader& reader, const BusLayout& layout,
-           FanOut& fanout, Logger& logger, std::function<void(const absl::Status&)> health);
+           FanOut& fanout, Logger& logger, Health& health);
   ~LiveFeed();
 
   // Subscribes, reads every stream's newest record, and starts the thread.
@@ -81,9 +82,6 @@ class LiveFeed {
   void ReadMissed(const std::string& stream, uint64_t below);
   // Reads records the feed lost after the newest it saw.
   void CheckTail();
-  void Report(const absl::Status& status) {
-    if (health_) health_(status);
-  }
 
   NatsClient& client_;
   JetStreamApi& api_;
@@ -91,7 +89,7 @@ class LiveFeed {
   const BusLayout& layout_;
   FanOut& fanout_;
   Logger& logger_;
-  const std::function<void(const absl::Status&)> health_;
+  Health& health_;
 
   std::unique_ptr<NatsSubscription> subscription_;
   std::thread thread_;

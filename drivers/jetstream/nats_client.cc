@@ -1,4 +1,4 @@
-#include "drivers/jetstream/nats_client.h"
+#include "keel/drivers/jetstream/nats_client.h"
 
 #include <nats/nats.h>
 
@@ -10,7 +10,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
-#include "core/errors.h"
+#include "keel/core/errors.h"
 
 namespace keel::jetstream {
 namespace {

@@ -1,4 +1,4 @@
-#include "drivers/jetstream/position_cache.h"
+#include "keel/drivers/jetstream/position_cache.h"
 
 #include <algorithm>
 

@@ -18,7 +18,7 @@
 #include "absl/base/thread_annotations.h"
 #include "absl/container/flat_hash_map.h"
 #include "absl/strings/string_view.h"
-#include "core/mutex.h"
+#include "keel/core/mutex.h"
 
 namespace keel::jetstream {
 

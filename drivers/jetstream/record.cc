@@ -1,9 +1,9 @@
-#include "drivers/jetstream/record.h"
+#include "keel/drivers/jetstream/record.h"
 
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
-#include "core/event_codec.h"
-#include "core/status_macros.h"
+#include "keel/core/event_codec.h"
+#include "keel/core/status_macros.h"
 
 namespace keel::jetstream {
 namespace {

@@ -36,9 +36,9 @@
 #include "absl/strings/string_view.h"
 #include "absl/time/time.h"
 #include "absl/types/span.h"
-#include "core/event.h"
-#include "core/stream_log.h"
-#include "drivers/jetstream/nats_client.h"
+#include "keel/core/event.h"
+#include "keel/core/stream_log.h"
+#include "keel/drivers/jetstream/nats_client.h"
 
 namespace keel::jetstream {
 

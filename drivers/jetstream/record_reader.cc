@@ -1,9 +1,9 @@
-#include "drivers/jetstream/record_reader.h"
+#include "keel/drivers/jetstream/record_reader.h"
 
 #include <algorithm>
 
 #include "absl/strings/str_cat.h"
-#include "core/status_macros.h"
+#include "keel/core/status_macros.h"
 
 namespace keel::jetstream {
 namespace {

@@ -22,10 +22,10 @@
 
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
-#include "drivers/jetstream/bus_layout.h"
-#include "drivers/jetstream/jetstream_api.h"
-#include "drivers/jetstream/position_cache.h"
-#include "drivers/jetstream/record.h"
+#include "keel/drivers/jetstream/bus_layout.h"
+#include "keel/drivers/jetstream/jetstream_api.h"
+#include "keel/drivers/jetstream/position_cache.h"
+#include "keel/drivers/jetstream/record.h"
 
 namespace keel::jetstream {
 

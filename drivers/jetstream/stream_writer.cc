@@ -1,4 +1,4 @@
-#include "drivers/jetstream/stream_writer.h"
+#include "keel/drivers/jetstream/stream_writer.h"
 
 #include <algorithm>
 #include <utility>
@@ -6,11 +6,11 @@
 #include "absl/container/flat_hash_map.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
-#include "core/errors.h"
-#include "core/log_trim.h"
-#include "core/status_macros.h"
-#include "drivers/jetstream/bus_layout.h"
-#include "drivers/jetstream/claim.h"
+#include "keel/core/errors.h"
+#include "keel/core/log_trim.h"
+#include "keel/core/status_macros.h"
+#include "keel/drivers/jetstream/bus_layout.h"
+#include "keel/drivers/jetstream/claim.h"
 
 namespace keel::jetstream {
 namespace {

@@ -32,14 +32,14 @@
 #include "absl/base/thread_annotations.h"
 #include "absl/status/statusor.h"
 #include "absl/time/time.h"
-#include "core/append_plan.h"
-#include "core/clock.h"
-#include "core/dedupe_table.h"
-#include "core/event_bus.h"
-#include "core/mutex.h"
-#include "core/stream_policy.h"
-#include "drivers/jetstream/jetstream_api.h"
-#include "drivers/jetstream/record_reader.h"
+#include "keel/core/append_plan.h"
+#include "keel/core/clock.h"
+#include "keel/core/dedupe_table.h"
+#include "keel/core/event_bus.h"
+#include "keel/core/mutex.h"
+#include "keel/core/stream_policy.h"
+#include "keel/drivers/jetstream/jetstream_api.h"
+#include "keel/drivers/jetstream/record_reader.h"
 
 namespace keel::jetstream {
 

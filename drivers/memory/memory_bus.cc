@@ -1,4 +1,4 @@
-#include "drivers/memory/memory_bus.h"
+#include "keel/drivers/memory/memory_bus.h"
 
 #include <algorithm>
 #include <deque>
@@ -9,10 +9,10 @@
 #include "absl/random/random.h"
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
-#include "core/log_bus.h"
-#include "core/mutex.h"
-#include "core/status_macros.h"
-#include "core/stream_log.h"
+#include "keel/core/log_bus.h"
+#include "keel/core/mutex.h"
+#include "keel/core/status_macros.h"
+#include "keel/core/stream_log.h"
 
 namespace keel {
 namespace {

@@ -17,9 +17,9 @@
 #include <memory>
 
 #include "absl/status/statusor.h"
-#include "core/config.h"
-#include "core/driver_factory.h"
-#include "core/event_bus.h"
+#include "keel/core/config.h"
+#include "keel/core/driver_factory.h"
+#include "keel/core/event_bus.h"
 
 namespace keel {
 

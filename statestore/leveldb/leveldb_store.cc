@@ -1,4 +1,4 @@
-#include "statestore/leveldb/leveldb_store.h"
+#include "keel/statestore/leveldb/leveldb_store.h"
 
 #include <algorithm>
 #include <filesystem>
@@ -8,8 +8,8 @@
 
 #include "absl/strings/escaping.h"
 #include "absl/strings/str_cat.h"
-#include "core/errors.h"
-#include "core/status_macros.h"
+#include "keel/core/errors.h"
+#include "keel/core/status_macros.h"
 #include "leveldb/cache.h"
 #include "leveldb/db.h"
 #include "leveldb/env.h"
@@ -19,11 +19,11 @@
 #include "leveldb/slice.h"
 #include "leveldb/status.h"
 #include "leveldb/write_batch.h"
-#include "statestore/boot_id.h"
-#include "statestore/error_iterator.h"
-#include "statestore/leveldb/preallocated_log_env.h"
-#include "statestore/leveldb/table_writes_env.h"
-#include "statestore/leveldb/write_latch.h"
+#include "keel/statestore/boot_id.h"
+#include "keel/statestore/error_iterator.h"
+#include "keel/statestore/leveldb/preallocated_log_env.h"
+#include "keel/statestore/leveldb/table_writes_env.h"
+#include "keel/statestore/leveldb/write_latch.h"
 
 namespace keel {
 
@@ -201,9 +201,28 @@ class LevelDbIterator final : public StoreIterator {
 class LevelDbStoreFactory final : public StoreFactory {
  public:
   absl::string_view name() const override { return "leveldb"; }
-  absl::string_view description() const override {
-    return "LevelDB database in a directory (options: path, block_cache_bytes, "
-           "write_buffer_bytes, compression, create_if_missing, preallocate_log)";
+  absl::string_view description() const override { return "LevelDB database in a directory"; }
+  // As ParseSettings reads them.
+  std::vector<OptionSpec> options() const override {
+    const Settings defaults;
+    return {
+        // A daemon stores in ./data unless told otherwise.
+        StringOption("path", "(required)", "the database directory").WithFlag("data-dir", "./data"),
+        UintOption("block_cache_bytes", defaults.block_cache_bytes,
+                   "LRU cache of uncompressed blocks"),
+        UintOption("write_buffer_bytes", defaults.write_buffer_bytes,
+                   "memtable size before a flush to disk, 64 KiB..1 GiB (up to twice this is "
+                   "held in memory)"),
+        EnumOption("compression", {"snappy", "none"}, "snappy", "compression of table files"),
+        BoolOption("create_if_missing", defaults.create_if_missing,
+                   "create the database when the directory holds none (false: fail instead)"),
+        BoolOption("preallocate_log", defaults.preallocate_log,
+                   "start each write-ahead log as a zero-filled file, so that synced writes do "
+                   "not also commit a new file size"),
+    };
+  }
+  StoreTraits Traits(const Config&) const override {
+    return StoreTraits{.synced_writes_wait_for_disk = true, .keeps_data = true};
   }
   absl::StatusOr<std::unique_ptr<StateStore>> Open(const Config& config) const override {
     KEEL_ASSIGN_OR_RETURN(std::unique_ptr<LevelDbStore> store, LevelDbStore::Open(config));

@@ -42,16 +42,16 @@
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
-#include "core/mutex.h"
-#include "core/config.h"
-#include "statestore/state_store.h"
+#include "keel/core/mutex.h"
+#include "keel/core/config.h"
+#include "keel/statestore/state_store.h"
 
 namespace keel {
 
 class LevelDbStore final : public StateStore {
  public:
   // The defaults of block_cache_bytes and write_buffer_bytes (the raw
-  // LevelDB baseline of `keel bench storage` uses them too).
+  // LevelDB baseline of `keel-bench storage` uses them too).
   static constexpr uint64_t kDefaultBlockCacheBytes = uint64_t{8} << 20;
   static constexpr uint64_t kDefaultWriteBufferBytes = uint64_t{32} << 20;
 

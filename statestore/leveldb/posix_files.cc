@@ -1,4 +1,4 @@
-#include "statestore/leveldb/posix_files.h"
+#include "keel/statestore/leveldb/posix_files.h"
 
 #include <fcntl.h>
 #include <unistd.h>

@@ -1,4 +1,4 @@
-#include "statestore/leveldb/preallocated_log_env.h"
+#include "keel/statestore/leveldb/preallocated_log_env.h"
 
 #include <fcntl.h>
 #include <sys/stat.h>
@@ -16,9 +16,9 @@
 #include "absl/strings/ascii.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/strip.h"
-#include "core/logger.h"
-#include "core/mutex.h"
-#include "statestore/leveldb/posix_files.h"
+#include "keel/core/logger.h"
+#include "keel/core/mutex.h"
+#include "keel/statestore/leveldb/posix_files.h"
 
 namespace keel {
 namespace {

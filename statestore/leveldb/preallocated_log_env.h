@@ -45,7 +45,7 @@
 #include <vector>
 
 #include "absl/base/thread_annotations.h"
-#include "core/mutex.h"
+#include "keel/core/mutex.h"
 #include "leveldb/env.h"
 
 namespace keel {

@@ -1,4 +1,4 @@
-#include "statestore/leveldb/table_writes_env.h"
+#include "keel/statestore/leveldb/table_writes_env.h"
 
 #include <memory>
 

@@ -4,7 +4,7 @@
 // Why: LevelDB's TableBuilder flushes its file after every data block, and
 // a 4 KiB block compresses to about 1 KiB, so building tables (memtable
 // flushes and compactions) cost one write(2) per KiB: 27,600 a second under
-// `keel bench http`'s 100-event batches. A table is read only once it is
+// `keel-bench http`'s 100-event batches. A table is read only once it is
 // finished: LevelDB syncs and closes it before any version refers to it, so
 // those flushes buy nothing. Here Flush() of a table file does nothing, and
 // the wrapped file's own buffer (64 KiB in LevelDB's POSIX Env) is written

@@ -1,4 +1,4 @@
-#include "statestore/leveldb/write_latch.h"
+#include "keel/statestore/leveldb/write_latch.h"
 
 #include <filesystem>
 #include <memory>
@@ -7,8 +7,8 @@
 #include "absl/random/random.h"
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
-#include "core/errors.h"
-#include "statestore/leveldb/posix_files.h"
+#include "keel/core/errors.h"
+#include "keel/statestore/leveldb/posix_files.h"
 
 namespace keel {
 namespace {

@@ -30,7 +30,7 @@
 
 #include "absl/base/thread_annotations.h"
 #include "absl/status/status.h"
-#include "core/mutex.h"
+#include "keel/core/mutex.h"
 #include "leveldb/env.h"
 
 namespace keel {

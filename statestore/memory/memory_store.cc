@@ -1,4 +1,4 @@
-#include "statestore/memory/memory_store.h"
+#include "keel/statestore/memory/memory_store.h"
 
 #include <algorithm>
 #include <utility>
@@ -6,8 +6,8 @@
 
 #include "absl/strings/escaping.h"
 #include "absl/strings/str_cat.h"
-#include "core/errors.h"
-#include "statestore/error_iterator.h"
+#include "keel/core/errors.h"
+#include "keel/statestore/error_iterator.h"
 
 namespace keel {
 namespace {
@@ -51,6 +51,9 @@ class MemoryStoreFactory final : public StoreFactory {
   absl::string_view name() const override { return "memory"; }
   absl::string_view description() const override {
     return "ordered map in process memory; nothing survives the process";
+  }
+  StoreTraits Traits(const Config&) const override {
+    return StoreTraits{.synced_writes_wait_for_disk = false, .keeps_data = false};
   }
   absl::StatusOr<std::unique_ptr<StateStore>> Open(const Config& config) const override {
     return std::make_unique<MemoryStore>();

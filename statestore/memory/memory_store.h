@@ -23,8 +23,8 @@
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
-#include "core/mutex.h"
-#include "statestore/state_store.h"
+#include "keel/core/mutex.h"
+#include "keel/statestore/state_store.h"
 
 namespace keel {
 

@@ -7,7 +7,7 @@
 #include <string>
 #include <vector>
 
-#include "cmd/keel/cli.h"
+#include "keel/cmd/keel/cli.h"
 
 namespace keel::testing {
 

@@ -1,6 +1,6 @@
 // Runs the conformance suite against Keel's built-in drivers: one
 // DriverTarget per driver configuration.
-#include "tests/conformance/conformance.h"
+#include "keel/tests/conformance/conformance.h"
 
 using ::keel::conformance::DriverTarget;
 

@@ -1,5 +1,5 @@
 // The fixture, target helpers and the force-link hook of the suite.
-#include "tests/conformance/conformance.h"
+#include "keel/tests/conformance/conformance.h"
 
 #include <unistd.h>
 
@@ -7,9 +7,9 @@
 #include <filesystem>
 
 #include "absl/strings/str_cat.h"
-#include "core/driver_factory.h"
-#include "drivers/builtin_drivers.h"
-#include "tests/conformance/helpers.h"
+#include "keel/core/driver_factory.h"
+#include "keel/drivers/builtin_drivers.h"
+#include "keel/tests/conformance/helpers.h"
 
 namespace keel::conformance {
 

@@ -5,7 +5,7 @@
 // its driver as a Target and instantiates every suite once, at global
 // namespace scope in a test binary that links Keel::conformance and gtest_main:
 //
-//   #include "tests/conformance/conformance.h"
+//   #include "keel/tests/conformance/conformance.h"
 //
 //   KEEL_INSTANTIATE_CONFORMANCE(MyRing,
 //       keel::conformance::DriverTarget("my_ring", "my-ring", {{"size", "64"}}));
@@ -30,9 +30,9 @@
 #include <string>
 #include <vector>
 
-#include "core/clock.h"
-#include "core/config.h"
-#include "core/event_bus.h"
+#include "keel/core/clock.h"
+#include "keel/core/config.h"
+#include "keel/core/event_bus.h"
 
 namespace keel::conformance {
 

@@ -12,11 +12,11 @@
 #include <thread>
 #include <vector>
 
-#include "core/errors.h"
-#include "core/mutex.h"
-#include "tests/conformance/conformance.h"
-#include "tests/conformance/helpers.h"
-#include "tests/testing/status_matchers.h"
+#include "keel/core/errors.h"
+#include "keel/core/mutex.h"
+#include "keel/tests/conformance/conformance.h"
+#include "keel/tests/conformance/helpers.h"
+#include "keel/tests/testing/status_matchers.h"
 
 namespace keel::conformance {
 

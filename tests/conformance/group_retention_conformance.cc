@@ -2,9 +2,9 @@
 // event and is told how much it missed. Runs for targets with retention.
 #include <gmock/gmock.h>
 
-#include "tests/conformance/conformance.h"
-#include "tests/conformance/helpers.h"
-#include "tests/testing/status_matchers.h"
+#include "keel/tests/conformance/conformance.h"
+#include "keel/tests/conformance/helpers.h"
+#include "keel/tests/testing/status_matchers.h"
 
 namespace keel::conformance {
 

@@ -1,12 +1,12 @@
-#include "tests/conformance/helpers.h"
+#include "keel/tests/conformance/helpers.h"
 
 #include <atomic>
 
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
-#include "core/errors.h"
-#include "core/subscription.h"
+#include "keel/core/errors.h"
+#include "keel/core/subscription.h"
 
 namespace keel::conformance {
 

@@ -13,7 +13,7 @@
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
 #include "absl/time/time.h"
-#include "core/event_bus.h"
+#include "keel/core/event_bus.h"
 
 namespace keel::conformance {
 

@@ -7,12 +7,12 @@
 #include <string>
 #include <vector>
 
-#include "core/errors.h"
-#include "core/policy_registry.h"
-#include "core/topic.h"
-#include "tests/conformance/conformance.h"
-#include "tests/conformance/helpers.h"
-#include "tests/testing/status_matchers.h"
+#include "keel/core/errors.h"
+#include "keel/core/policy_registry.h"
+#include "keel/core/topic.h"
+#include "keel/tests/conformance/conformance.h"
+#include "keel/tests/conformance/helpers.h"
+#include "keel/tests/testing/status_matchers.h"
 
 namespace keel::conformance {
 

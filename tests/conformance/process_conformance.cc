@@ -9,13 +9,13 @@
 #include <thread>
 #include <vector>
 
-#include "core/dead_letters.h"
-#include "core/errors.h"
-#include "core/group_processor.h"
-#include "core/policy_registry.h"
-#include "tests/conformance/conformance.h"
-#include "tests/conformance/helpers.h"
-#include "tests/testing/status_matchers.h"
+#include "keel/core/dead_letters.h"
+#include "keel/core/errors.h"
+#include "keel/core/group_processor.h"
+#include "keel/core/policy_registry.h"
+#include "keel/tests/conformance/conformance.h"
+#include "keel/tests/conformance/helpers.h"
+#include "keel/tests/testing/status_matchers.h"
 
 namespace keel::conformance {
 
@@ -185,18 +185,37 @@ TEST_P(GroupConformanceTest, ProcessLoopHandlesEverythingUntilStopped) {
   options.batch = 4;
   options.idle_wait = absl::Milliseconds(5);
   std::atomic<int> handled{0};
-  Notification all_seen;
+  // Sequences seen out of turn: lost, repeated or reordered (one member with
+  // a long lease sees each event once, in order).
+  std::vector<uint64_t> out_of_turn;
+  // All 25 handled, an event out of turn, or the loop ended by itself: the
+  // wait ends on the first, so a failure shows at once rather than after
+  // the wait's timeout.
+  Notification done;
   Notification stop;
-  EventHandler handler = [&](const Event&) {
-    if (++handled == 25) all_seen.Notify();
+  EventHandler handler = [&](const Event& event) {
+    const int seen = ++handled;
+    if (event.sequence != static_cast<uint64_t>(seen)) {
+      out_of_turn.push_back(event.sequence);
+      done.Notify();
+    } else if (seen == 25) {
+      done.Notify();
+    }
     return absl::OkStatus();
   };
   absl::Status status;
-  std::thread loop([&] { status = Process(bus(), "loop", "g", handler, options, stop); });
-  EXPECT_TRUE(all_seen.WaitForNotificationWithTimeout(kLongWait));
+  std::atomic<bool> returned_early{false};
+  std::thread loop([&] {
+    status = Process(bus(), "loop", "g", handler, options, stop);
+    returned_early = !stop.HasBeenNotified();
+    done.Notify();
+  });
+  EXPECT_TRUE(done.WaitForNotificationWithTimeout(kLongWait));
   stop.Notify();
   loop.join();
   EXPECT_OK(status);
+  EXPECT_FALSE(returned_early) << "Process returned before it was stopped";
+  EXPECT_THAT(out_of_turn, IsEmpty());
   ASSERT_OK_AND_ASSIGN(GroupInfo info, groups().Describe("loop", "g"));
   EXPECT_EQ(info.lag, 0u);
   EXPECT_EQ(handled.load(), 25);

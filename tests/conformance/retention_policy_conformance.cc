@@ -8,11 +8,11 @@
 #include <atomic>
 #include <thread>
 
-#include "core/errors.h"
-#include "core/policy_registry.h"
-#include "tests/conformance/conformance.h"
-#include "tests/conformance/helpers.h"
-#include "tests/testing/status_matchers.h"
+#include "keel/core/errors.h"
+#include "keel/core/policy_registry.h"
+#include "keel/tests/conformance/conformance.h"
+#include "keel/tests/conformance/helpers.h"
+#include "keel/tests/testing/status_matchers.h"
 
 namespace keel::conformance {
 

@@ -1,11 +1,11 @@
 // Config: typed accessors with fallbacks, and errors that name the option.
-#include "core/config.h"
+#include "keel/core/config.h"
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
-#include "core/errors.h"
-#include "tests/testing/status_matchers.h"
+#include "keel/core/errors.h"
+#include "keel/tests/testing/status_matchers.h"
 
 namespace keel {
 namespace {

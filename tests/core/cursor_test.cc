@@ -1,6 +1,6 @@
 // Cursor tokens (rfcs/0002-cursor.md): shape, round trip, tamper and version
 // detection, and Position parsing.
-#include "core/cursor.h"
+#include "keel/core/cursor.h"
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
@@ -10,8 +10,8 @@
 #include <vector>
 
 #include "absl/strings/escaping.h"
-#include "core/errors.h"
-#include "tests/testing/status_matchers.h"
+#include "keel/core/errors.h"
+#include "keel/tests/testing/status_matchers.h"
 
 namespace keel {
 namespace {

@@ -1,6 +1,6 @@
 // Typed errors: every kind's name and canonical absl code, detection from a
 // status, and the structured details that survive copies.
-#include "core/errors.h"
+#include "keel/core/errors.h"
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>

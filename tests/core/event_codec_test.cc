@@ -1,12 +1,12 @@
 // The hand-written keel.v1.Event codec against protobuf's own: what one
 // writes the other reads, field for field, and damaged input is rejected.
-#include "core/event_codec.h"
+#include "keel/core/event_codec.h"
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
-#include "core/proto/event.pb.h"
-#include "tests/testing/status_matchers.h"
+#include "keel/core/proto/event.pb.h"
+#include "keel/tests/testing/status_matchers.h"
 
 namespace keel {
 namespace {

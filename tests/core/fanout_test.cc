@@ -3,7 +3,7 @@
 // live delivery, wakeups, overflow policies and their notices (under a
 // ManualClock), filters and position(), catch-up, holes, retention gaps and
 // closing.
-#include "core/fanout.h"
+#include "keel/core/fanout.h"
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
@@ -16,12 +16,12 @@
 #include <vector>
 
 #include "absl/container/flat_hash_map.h"
-#include "core/clock.h"
-#include "core/errors.h"
-#include "core/mutex.h"
-#include "core/status_macros.h"
-#include "core/subscription.h"
-#include "tests/testing/status_matchers.h"
+#include "keel/core/clock.h"
+#include "keel/core/errors.h"
+#include "keel/core/mutex.h"
+#include "keel/core/status_macros.h"
+#include "keel/core/subscription.h"
+#include "keel/tests/testing/status_matchers.h"
 
 namespace keel {
 namespace {

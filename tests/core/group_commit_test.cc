@@ -1,7 +1,7 @@
 // The group committer coalesces publishes that queue up while a commit is in
 // flight into one commit, and hands each member its group's status, whether
 // a thread waits for it (Submit) or not (SubmitAsync).
-#include "core/group_commit.h"
+#include "keel/core/group_commit.h"
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
@@ -12,7 +12,7 @@
 #include <stdexcept>
 #include <thread>
 
-#include "core/mutex.h"
+#include "keel/core/mutex.h"
 
 namespace keel {
 namespace {

@@ -1,14 +1,14 @@
 // The consumer-group record's text form: round trip, and a strict parser
 // that reports torn or edited records as data loss.
-#include "core/group_record.h"
+#include "keel/core/group_record.h"
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
-#include "core/fnv.h"
-#include "tests/testing/status_matchers.h"
+#include "keel/core/fnv.h"
+#include "keel/tests/testing/status_matchers.h"
 
 namespace keel {
 namespace {

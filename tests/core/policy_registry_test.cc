@@ -1,6 +1,6 @@
 // PolicyRegistry while a declaration is being written: readers are answered
 // meanwhile, and racing declarations of one stream write it once.
-#include "core/policy_registry.h"
+#include "keel/core/policy_registry.h"
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
@@ -12,9 +12,9 @@
 #include <thread>
 #include <vector>
 
-#include "core/metadata_store.h"
-#include "core/mutex.h"
-#include "tests/testing/status_matchers.h"
+#include "keel/core/metadata_store.h"
+#include "keel/core/mutex.h"
+#include "keel/tests/testing/status_matchers.h"
 
 namespace keel {
 namespace {

@@ -1,6 +1,6 @@
 // Publish validation and preparation shared by every driver: names, sizes,
 // fields, preset sequences, id generation and the redactor hook.
-#include "core/publish_validation.h"
+#include "keel/core/publish_validation.h"
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
@@ -12,9 +12,9 @@
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_replace.h"
-#include "core/clock.h"
-#include "core/errors.h"
-#include "tests/testing/status_matchers.h"
+#include "keel/core/clock.h"
+#include "keel/core/errors.h"
+#include "keel/tests/testing/status_matchers.h"
 
 namespace keel {
 namespace {

@@ -1,6 +1,6 @@
 // Registry<Factory>: unique names, helpful not-found errors, sorted listing,
 // ScopedOverride; and the process-wide driver registry built on it.
-#include "core/registry.h"
+#include "keel/core/registry.h"
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
@@ -8,9 +8,9 @@
 #include <memory>
 #include <string>
 
-#include "core/driver_factory.h"
-#include "drivers/builtin_drivers.h"
-#include "tests/testing/status_matchers.h"
+#include "keel/core/driver_factory.h"
+#include "keel/drivers/builtin_drivers.h"
+#include "keel/tests/testing/status_matchers.h"
 
 namespace keel {
 namespace {

@@ -1,12 +1,12 @@
 // Resolving cursors against a stream whose store had earlier epochs
 // (core/replayer.h, EarlierEpoch; rfcs/0003-durable-layout.md, "Epochs").
-#include "core/replayer.h"
+#include "keel/core/replayer.h"
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
-#include "core/errors.h"
-#include "tests/testing/status_matchers.h"
+#include "keel/core/errors.h"
+#include "keel/tests/testing/status_matchers.h"
 
 namespace keel {
 namespace {

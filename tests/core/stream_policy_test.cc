@@ -1,14 +1,14 @@
 // StreamPolicy's text form (the config file, CLI and stored form), the
 // differing-field report behind resource_drift, declarations as written in
 // a config file, and the documented partition hash.
-#include "core/stream_policy.h"
+#include "keel/core/stream_policy.h"
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
-#include "core/errors.h"
-#include "core/topic.h"
-#include "tests/testing/status_matchers.h"
+#include "keel/core/errors.h"
+#include "keel/core/topic.h"
+#include "keel/tests/testing/status_matchers.h"
 
 namespace keel {
 namespace {

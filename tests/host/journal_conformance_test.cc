@@ -1,8 +1,8 @@
 // Keel's conformance suite, run on the host program's own driver.
 #include <string>
 
-#include "core/config.h"
-#include "tests/conformance/conformance.h"
+#include "keel/core/config.h"
+#include "keel/tests/conformance/conformance.h"
 
 namespace {
 

@@ -21,10 +21,10 @@
 #include "absl/random/random.h"
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
-#include "core/driver_factory.h"
-#include "core/log_bus.h"
-#include "core/mutex.h"
-#include "core/stream_log.h"
+#include "keel/core/driver_factory.h"
+#include "keel/core/log_bus.h"
+#include "keel/core/mutex.h"
+#include "keel/core/stream_log.h"
 
 namespace host {
 namespace {

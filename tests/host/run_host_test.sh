@@ -43,6 +43,26 @@ step() {
 rm -rf "$prefix"
 step install cmake --install "$build" --prefix "$prefix"
 
+# The install holds the public headers alone: each includes only installed
+# headers, and none of the server, client, benchmarks or driver internals.
+include_dir="$prefix/include"
+while IFS= read -r header; do
+  while IFS= read -r included; do
+    if [ ! -f "$include_dir/$included" ]; then
+      echo "host_program: installed ${header#"$include_dir"/} includes $included, which is not installed" >&2
+      exit 1
+    fi
+  done < <(sed -n 's/^#include "\(keel\/[^"]*\)".*/\1/p' "$header")
+done < <(find "$include_dir/keel" -name '*.h')
+for private in cmd/keel/server cmd/keel/client cmd/keel-bench drivers/durable drivers/memory \
+               statestore/leveldb statestore/memory; do
+  if [ -e "$include_dir/keel/$private" ]; then
+    echo "host_program: private headers installed: include/keel/$private" >&2
+    exit 1
+  fi
+done
+echo "   $(find "$include_dir/keel" -name '*.h' | wc -l) public headers installed, closed under #include"
+
 args=(
   -G "$(cache_get CMAKE_GENERATOR)"
   -DCMAKE_PREFIX_PATH="$prefix"

@@ -14,11 +14,11 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
-#include "core/errors.h"
-#include "core/mutex.h"
-#include "tests/jetstream/jetstream_environment.h"
-#include "tests/jetstream/jetstream_test_util.h"
-#include "tests/testing/status_matchers.h"
+#include "keel/core/errors.h"
+#include "keel/core/mutex.h"
+#include "keel/tests/jetstream/jetstream_environment.h"
+#include "keel/tests/jetstream/jetstream_test_util.h"
+#include "keel/tests/testing/status_matchers.h"
 
 namespace keel::jetstream::testing {
 namespace {

@@ -3,9 +3,9 @@
 // built with KEEL_JETSTREAM_NODES=3, a three-node cluster (every test's bus
 // on one shared stream with three replicas, so that the suite does not
 // create a raft group per test).
-#include "core/config.h"
-#include "tests/conformance/conformance.h"
-#include "tests/jetstream/jetstream_environment.h"
+#include "keel/core/config.h"
+#include "keel/tests/conformance/conformance.h"
+#include "keel/tests/jetstream/jetstream_environment.h"
 
 #ifndef KEEL_JETSTREAM_NODES
 #define KEEL_JETSTREAM_NODES 1

@@ -11,12 +11,12 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
-#include "core/errors.h"
-#include "drivers/jetstream/nats_client.h"
-#include "tests/jetstream/jetstream_environment.h"
-#include "tests/jetstream/jetstream_test_util.h"
-#include "tests/testing/status_matchers.h"
-#include "tests/testing/temp_dir.h"
+#include "keel/core/errors.h"
+#include "keel/drivers/jetstream/nats_client.h"
+#include "keel/tests/jetstream/jetstream_environment.h"
+#include "keel/tests/jetstream/jetstream_test_util.h"
+#include "keel/tests/testing/status_matchers.h"
+#include "keel/tests/testing/temp_dir.h"
 
 namespace keel::jetstream::testing {
 namespace {

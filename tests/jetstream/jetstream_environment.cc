@@ -1,4 +1,4 @@
-#include "tests/jetstream/jetstream_environment.h"
+#include "keel/tests/jetstream/jetstream_environment.h"
 
 #include <unistd.h>
 

@@ -18,10 +18,10 @@
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
-#include "tests/jetstream/jetstream_environment.h"
-#include "tests/jetstream/jetstream_test_util.h"
-#include "tests/testing/status_matchers.h"
-#include "tests/testing/temp_dir.h"
+#include "keel/tests/jetstream/jetstream_environment.h"
+#include "keel/tests/jetstream/jetstream_test_util.h"
+#include "keel/tests/testing/status_matchers.h"
+#include "keel/tests/testing/temp_dir.h"
 
 #ifndef KEEL_BINARY
 #define KEEL_BINARY "keel"

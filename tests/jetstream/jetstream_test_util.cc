@@ -1,12 +1,12 @@
-#include "tests/jetstream/jetstream_test_util.h"
+#include "keel/tests/jetstream/jetstream_test_util.h"
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
-#include "core/driver_factory.h"
-#include "core/status_macros.h"
-#include "drivers/builtin_drivers.h"
-#include "drivers/jetstream/nats_client.h"
-#include "tests/jetstream/jetstream_environment.h"
+#include "keel/core/driver_factory.h"
+#include "keel/core/status_macros.h"
+#include "keel/drivers/builtin_drivers.h"
+#include "keel/drivers/jetstream/nats_client.h"
+#include "keel/tests/jetstream/jetstream_environment.h"
 
 namespace keel::jetstream::testing {
 

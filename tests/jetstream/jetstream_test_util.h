@@ -10,9 +10,9 @@
 
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
-#include "core/clock.h"
-#include "core/config.h"
-#include "core/event_bus.h"
+#include "keel/core/clock.h"
+#include "keel/core/config.h"
+#include "keel/core/event_bus.h"
 
 namespace keel::jetstream::testing {
 

@@ -1,4 +1,4 @@
-#include "tests/jetstream/nats_cluster.h"
+#include "keel/tests/jetstream/nats_cluster.h"
 
 #include <fcntl.h>
 #include <netinet/in.h>
@@ -13,8 +13,8 @@
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
-#include "core/status_macros.h"
-#include "drivers/jetstream/nats_client.h"
+#include "keel/core/status_macros.h"
+#include "keel/drivers/jetstream/nats_client.h"
 
 namespace keel::jetstream::testing {
 namespace {

@@ -1,4 +1,4 @@
-#include "statestore/fault_injecting_store.h"
+#include "keel/statestore/fault_injecting_store.h"
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
@@ -6,10 +6,10 @@
 #include <memory>
 #include <string>
 
-#include "statestore/leveldb/leveldb_store.h"
-#include "statestore/memory/memory_store.h"
-#include "tests/testing/status_matchers.h"
-#include "tests/testing/temp_dir.h"
+#include "keel/statestore/leveldb/leveldb_store.h"
+#include "keel/statestore/memory/memory_store.h"
+#include "keel/tests/testing/status_matchers.h"
+#include "keel/tests/testing/temp_dir.h"
 
 namespace keel {
 namespace {

@@ -1,5 +1,5 @@
 // LevelDB-specific behaviour: options, persistence, error mapping.
-#include "statestore/leveldb/leveldb_store.h"
+#include "keel/statestore/leveldb/leveldb_store.h"
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
@@ -10,10 +10,10 @@
 #include <memory>
 #include <string>
 
-#include "statestore/state_store.h"
-#include "tests/testing/file_size_limit.h"
-#include "tests/testing/status_matchers.h"
-#include "tests/testing/temp_dir.h"
+#include "keel/statestore/state_store.h"
+#include "keel/tests/testing/file_size_limit.h"
+#include "keel/tests/testing/status_matchers.h"
+#include "keel/tests/testing/temp_dir.h"
 
 namespace keel {
 namespace {

@@ -14,11 +14,11 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
-#include "statestore/leveldb/leveldb_store.h"
-#include "statestore/leveldb/preallocated_log_env.h"
-#include "statestore/state_store.h"
-#include "tests/testing/status_matchers.h"
-#include "tests/testing/temp_dir.h"
+#include "keel/statestore/leveldb/leveldb_store.h"
+#include "keel/statestore/leveldb/preallocated_log_env.h"
+#include "keel/statestore/state_store.h"
+#include "keel/tests/testing/status_matchers.h"
+#include "keel/tests/testing/temp_dir.h"
 
 namespace keel {
 namespace {

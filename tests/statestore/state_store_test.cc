@@ -1,5 +1,5 @@
 // Tests of the store-independent parts of statestore/state_store.h.
-#include "statestore/state_store.h"
+#include "keel/statestore/state_store.h"
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
@@ -8,13 +8,15 @@
 #include <string>
 #include <vector>
 
-#include "statestore/builtin_stores.h"
-#include "tests/testing/status_matchers.h"
+#include "keel/statestore/builtin_stores.h"
+#include "keel/tests/testing/status_matchers.h"
+#include "keel/tests/testing/temp_dir.h"
 
 namespace keel {
 namespace {
 
 using ::keel::testing::HasErrorKind;
+using ::testing::AllOf;
 using ::testing::HasSubstr;
 
 TEST(WriteBatchTest, RecordsOpsInOrderAndCountsBytes) {
@@ -140,6 +142,36 @@ TEST(StoreRegistryTest, OpenStoreOpensByName) {
   ASSERT_OK(store->Write(batch, WriteOptions()));
   ASSERT_OK_AND_ASSIGN(std::string value, store->Get("k"));
   EXPECT_EQ(value, "v");
+}
+
+TEST(StoreRegistryTest, OpenStoreRefusesAnOptionTheStoreDoesNotDeclare) {
+  testing::TempDir dir;
+  auto typo = OpenStore("leveldb", Config{{"path", dir.Sub("db")}, {"compresion", "none"}});
+  EXPECT_THAT(typo, HasErrorKind(ErrorKind::kInvalidArgument));
+  EXPECT_THAT(typo.status().message(),
+              AllOf(HasSubstr("store 'leveldb'"), HasSubstr("unknown option 'compresion'"),
+                    HasSubstr("path, block_cache_bytes")));
+  auto path = OpenStore("memory", Config{{"path", dir.Sub("db")}});
+  EXPECT_THAT(path, HasErrorKind(ErrorKind::kInvalidArgument));
+  EXPECT_THAT(path.status().message(), HasSubstr("valid options: (none)"));
+}
+
+TEST(StoreRegistryTest, OpenStoreRefusesAValueNotOfTheDeclaredType) {
+  testing::TempDir dir;
+  auto store = OpenStore("leveldb", Config{{"path", dir.Sub("db")}, {"create_if_missing", "sure"}});
+  EXPECT_THAT(store, HasErrorKind(ErrorKind::kInvalidArgument));
+  EXPECT_THAT(store.status().message(),
+              AllOf(HasSubstr("store 'leveldb'"), HasSubstr("option 'create_if_missing'")));
+}
+
+TEST(StoreRegistryTest, StoresTellWhetherTheyKeepDataAndWaitForADisk) {
+  LinkBuiltinStores();
+  ASSERT_OK_AND_ASSIGN(std::shared_ptr<StoreFactory> leveldb, StoreRegistry().Find("leveldb"));
+  EXPECT_TRUE(leveldb->Traits(Config{}).keeps_data);
+  EXPECT_TRUE(leveldb->Traits(Config{}).synced_writes_wait_for_disk);
+  ASSERT_OK_AND_ASSIGN(std::shared_ptr<StoreFactory> memory, StoreRegistry().Find("memory"));
+  EXPECT_FALSE(memory->Traits(Config{}).keeps_data);
+  EXPECT_FALSE(memory->Traits(Config{}).synced_writes_wait_for_disk);
 }
 
 TEST(StoreRegistryTest, ScopedOverrideReplacesAStore) {

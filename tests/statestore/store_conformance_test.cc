@@ -11,9 +11,9 @@
 #include <utility>
 #include <vector>
 
-#include "statestore/state_store.h"
-#include "tests/testing/status_matchers.h"
-#include "tests/testing/temp_dir.h"
+#include "keel/statestore/state_store.h"
+#include "keel/tests/testing/status_matchers.h"
+#include "keel/tests/testing/temp_dir.h"
 
 namespace keel {
 namespace {

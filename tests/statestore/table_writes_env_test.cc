@@ -8,8 +8,8 @@
 #include <string>
 
 #include "leveldb/env.h"
-#include "statestore/leveldb/table_writes_env.h"
-#include "tests/testing/temp_dir.h"
+#include "keel/statestore/leveldb/table_writes_env.h"
+#include "keel/tests/testing/temp_dir.h"
 
 namespace keel {
 namespace {

@@ -1,6 +1,6 @@
 // WriteLatchEnv: once a write-ahead log write failed, no log takes another,
 // whoever writes it; other files are untouched.
-#include "statestore/leveldb/write_latch.h"
+#include "keel/statestore/leveldb/write_latch.h"
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
@@ -8,10 +8,10 @@
 #include <memory>
 #include <string>
 
-#include "core/errors.h"
-#include "tests/testing/file_size_limit.h"
-#include "tests/testing/status_matchers.h"
-#include "tests/testing/temp_dir.h"
+#include "keel/core/errors.h"
+#include "keel/tests/testing/file_size_limit.h"
+#include "keel/tests/testing/status_matchers.h"
+#include "keel/tests/testing/temp_dir.h"
 
 namespace keel {
 namespace {

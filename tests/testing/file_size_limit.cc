@@ -1,4 +1,4 @@
-#include "tests/testing/file_size_limit.h"
+#include "keel/tests/testing/file_size_limit.h"
 
 #include <csignal>
 #include <cstdlib>

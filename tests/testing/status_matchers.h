@@ -13,7 +13,7 @@
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
-#include "core/errors.h"
+#include "keel/core/errors.h"
 
 namespace keel::testing {
 

@@ -1,4 +1,4 @@
-#include "tests/testing/temp_dir.h"
+#include "keel/tests/testing/temp_dir.h"
 
 #include <unistd.h>
 

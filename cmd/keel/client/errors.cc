@@ -1,11 +1,11 @@
-#include "cmd/keel/client/errors.h"
+#include "keel/cmd/keel/client/errors.h"
 
 #include <boost/json.hpp>
 
 #include "absl/strings/cord.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
-#include "core/errors.h"
+#include "keel/core/errors.h"
 
 namespace keel::client {
 namespace {

@@ -17,7 +17,7 @@
 
 #include "absl/status/status.h"
 #include "absl/time/time.h"
-#include "cmd/keel/client/http_client.h"
+#include "keel/cmd/keel/client/http_client.h"
 
 namespace keel::client {
 

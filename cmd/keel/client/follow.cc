@@ -1,4 +1,4 @@
-#include "cmd/keel/client/follow.h"
+#include "keel/cmd/keel/client/follow.h"
 
 #include <algorithm>
 #include <memory>
@@ -7,11 +7,11 @@
 #include <boost/json.hpp>
 
 #include "absl/strings/str_cat.h"
-#include "cmd/keel/client/errors.h"
-#include "cmd/keel/client/http_client.h"
-#include "cmd/keel/client/sse_reader.h"
-#include "core/backoff.h"
-#include "core/errors.h"
+#include "keel/cmd/keel/client/errors.h"
+#include "keel/cmd/keel/client/http_client.h"
+#include "keel/cmd/keel/client/sse_reader.h"
+#include "keel/core/backoff.h"
+#include "keel/core/errors.h"
 
 namespace keel::client {
 namespace {

@@ -28,7 +28,7 @@
 
 #include "absl/status/status.h"
 #include "absl/time/time.h"
-#include "cmd/keel/client/sse_parser.h"
+#include "keel/cmd/keel/client/sse_parser.h"
 
 namespace keel::client {
 

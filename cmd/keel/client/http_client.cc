@@ -1,7 +1,7 @@
 // HttpClient on Beast. Each operation is started asynchronously on a private
 // io_context and run to completion; the tcp_stream's timer bounds it, so a
 // dead server never hangs the caller.
-#include "cmd/keel/client/http_client.h"
+#include "keel/cmd/keel/client/http_client.h"
 
 #include <optional>
 
@@ -14,9 +14,9 @@
 #include "absl/strings/ascii.h"
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
-#include "cmd/keel/client/transport.h"
-#include "core/errors.h"
-#include "core/status_macros.h"
+#include "keel/cmd/keel/client/transport.h"
+#include "keel/core/errors.h"
+#include "keel/core/status_macros.h"
 
 namespace keel::client {
 namespace {

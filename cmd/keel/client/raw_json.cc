@@ -1,4 +1,4 @@
-#include "cmd/keel/client/raw_json.h"
+#include "keel/cmd/keel/client/raw_json.h"
 
 #include <cstring>
 

@@ -1,4 +1,4 @@
-#include "cmd/keel/client/sse_parser.h"
+#include "keel/cmd/keel/client/sse_parser.h"
 
 #include <algorithm>
 

@@ -1,7 +1,7 @@
 // SseReader on Beast: a response_parser<buffer_body> reads the body in
 // chunks that are fed to SseParser; Next() runs the private io_context one
 // handler at a time so that a read can stay pending across calls.
-#include "cmd/keel/client/sse_reader.h"
+#include "keel/cmd/keel/client/sse_reader.h"
 
 #include <limits>
 
@@ -13,10 +13,10 @@
 #include "absl/strings/ascii.h"
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
-#include "cmd/keel/client/errors.h"
-#include "cmd/keel/client/transport.h"
-#include "core/errors.h"
-#include "core/status_macros.h"
+#include "keel/cmd/keel/client/errors.h"
+#include "keel/cmd/keel/client/transport.h"
+#include "keel/core/errors.h"
+#include "keel/core/status_macros.h"
 
 namespace keel::client {
 namespace {

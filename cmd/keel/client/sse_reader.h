@@ -28,8 +28,8 @@
 
 #include "absl/status/statusor.h"
 #include "absl/time/time.h"
-#include "cmd/keel/client/http_client.h"
-#include "cmd/keel/client/sse_parser.h"
+#include "keel/cmd/keel/client/http_client.h"
+#include "keel/cmd/keel/client/sse_parser.h"
 
 namespace keel::client {
 

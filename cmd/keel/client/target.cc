@@ -7,7 +7,7 @@
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/strip.h"
-#include "cmd/keel/client/http_client.h"
+#include "keel/cmd/keel/client/http_client.h"
 
 namespace keel::client {
 

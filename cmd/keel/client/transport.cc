@@ -1,4 +1,4 @@
-#include "cmd/keel/client/transport.h"
+#include "keel/cmd/keel/client/transport.h"
 
 #include <algorithm>
 
@@ -6,7 +6,7 @@
 #include <boost/asio/ip/tcp.hpp>
 
 #include "absl/strings/str_cat.h"
-#include "core/errors.h"
+#include "keel/core/errors.h"
 
 namespace keel::client {
 namespace {

@@ -1,4 +1,4 @@
-#include "cmd/keel/server/access_tokens.h"
+#include "keel/cmd/keel/server/access_tokens.h"
 
 #include <fstream>
 #include <sstream>
@@ -6,7 +6,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
 #include "absl/strings/ascii.h"
-#include "core/errors.h"
+#include "keel/core/errors.h"
 
 namespace keel::server {
 namespace {
@@ -34,6 +34,16 @@ std::optional<Access> AccessNamed(absl::string_view name) {
 }
 
 }  // namespace
+
+bool Allows(Access access, Scope scope) {
+  switch (access) {
+    case Access::kRead:
+      return scope == Scope::kNone || scope == Scope::kRead;
+    case Access::kWrite:
+      return true;
+  }
+  return false;
+}
 
 absl::StatusOr<AccessTokens> AccessTokens::Parse(absl::string_view text) {
   AccessTokens tokens;

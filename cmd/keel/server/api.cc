@@ -1,18 +1,18 @@
-#include "cmd/keel/server/api.h"
+#include "keel/cmd/keel/server/api.h"
 
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
-#include "cmd/keel/server/api_helpers.h"
-#include "cmd/keel/server/json_fields.h"
-#include "cmd/keel/server/groups_api.h"
-#include "cmd/keel/server/http_errors.h"
-#include "cmd/keel/server/json_codec.h"
-#include "cmd/keel/server/policy_json.h"
-#include "cmd/keel/server/publish_body.h"
-#include "core/topic.h"
-#include "core/errors.h"
-#include "core/publish_validation.h"
-#include "core/status_macros.h"
+#include "keel/cmd/keel/server/api_helpers.h"
+#include "keel/cmd/keel/server/json_fields.h"
+#include "keel/cmd/keel/server/groups_api.h"
+#include "keel/cmd/keel/server/http_errors.h"
+#include "keel/cmd/keel/server/json_codec.h"
+#include "keel/cmd/keel/server/policy_json.h"
+#include "keel/cmd/keel/server/publish_body.h"
+#include "keel/core/topic.h"
+#include "keel/core/errors.h"
+#include "keel/core/publish_validation.h"
+#include "keel/core/status_macros.h"
 
 namespace keel::server {
 namespace {
@@ -26,9 +26,9 @@ EventFilter FilterOf(const HttpRequest& request) {
 
 }  // namespace
 
-HttpResponse Api::Handle(const HttpRequest& request) {
+HttpResponse Api::Handle(const HttpRequest& request, const RouteMatch& route) {
   metrics_.CountRequest();
-  return Guarded([&] { return Route(request); });
+  return Guarded([&] { return Serve(request, route); });
 }
 
 HttpResponse Api::Guarded(absl::FunctionRef<HttpResponse()> handler) {
@@ -55,12 +55,12 @@ HttpResponse Api::Counted(HttpResponse response) {
   return response;
 }
 
-HttpResponse Api::Route(const HttpRequest& request) {
+HttpResponse Api::Serve(const HttpRequest& request, const RouteMatch& route) {
   const auto& s = request.segments;
-  const std::string& method = request.method;
-  if (method == "OPTIONS" && !s.empty() && s[0] == "v1") {
-    // CORS preflight (e.g. a browser POSTing application/json). The session
-    // adds Access-Control-Allow-Origin (--cors-origin) to every response.
+  if (request.method == "OPTIONS" && !s.empty() && s[0] == "v1") {
+    // CORS preflight (e.g. a browser POSTing application/json), whatever
+    // the path. The session adds Access-Control-Allow-Origin
+    // (--cors-origin) to every response.
     HttpResponse response;
     response.status = 204;
     response.headers = {
@@ -70,45 +70,38 @@ HttpResponse Api::Route(const HttpRequest& request) {
         {"Access-Control-Max-Age", "600"}};
     return response;
   }
-  if (s.size() == 1 && (s[0] == "healthz" || s[0] == "readyz" || s[0] == "metrics")) {
-    if (method != "GET") return MethodNotAllowed("GET");
-    if (s[0] == "healthz") return JsonResponse(200, "{\"status\":\"ok\"}");
-    if (s[0] == "readyz") return Ready();
-    HttpResponse response = JsonResponse(200, metrics_.Render() + GroupLagMetrics(bus_));
-    response.content_type = "text/plain; version=0.0.4";
-    return response;
+  // A path under /v1/streams/{stream} names a stream, checked before the
+  // rest of the path: a bad name is a 400 even where no route follows.
+  if (s.size() >= 3 && s[0] == "v1" && s[1] == "streams") {
+    if (absl::Status valid = ValidateStreamName(s[2]); !valid.ok()) return ErrorResponse(valid);
   }
-  if (s.size() < 2 || s[0] != "v1" || s[1] != "streams") {
+  if (route.route == nullptr) {
+    if (route.path_found()) return MethodNotAllowed(route.allow);
     return ErrorResponse(404, "not_found", absl::StrCat("no route for ", request.path));
   }
-  if (s.size() == 2) return method == "GET" ? ListStreams(request) : MethodNotAllowed("GET");
-  const std::string& stream = s[2];
-  if (absl::Status valid = ValidateStreamName(stream); !valid.ok()) return ErrorResponse(valid);
-  if (s.size() == 3) {
-    if (method == "GET") return Bounds(stream);
-    if (method == "PUT") return Declare(stream, request);
-    return MethodNotAllowed("GET, PUT");
-  }
-  if (s.size() == 4 && s[3] == "events") {
-    if (method == "POST") return Publish(stream, request);
-    if (method == "GET") return Replay(stream, request);
-    return MethodNotAllowed("GET, POST");
-  }
-  if (s.size() == 4 && s[3] == "sse") return MethodNotAllowed("GET");  // GET is streamed.
-  if (s[3] == "groups") return RouteGroups(bus_, stream, request);
-  if (s[3] == "dead-letters") return RouteDeadLetters(bus_, stream, request);
-  return ErrorResponse(404, "not_found", absl::StrCat("no route for ", request.path));
+  // A streamed route (SSE) is the session's to serve, never Handle's.
+  if (route.route->streamed()) return MethodNotAllowed(route.allow);
+  return (this->*route.route->handler)(request, route.params);
 }
 
-HttpResponse Api::Replay(const std::string& stream, const HttpRequest& request) {
+HttpResponse Api::Health(const HttpRequest&, const RouteParams&) {
+  return JsonResponse(200, "{\"status\":\"ok\"}");
+}
+
+HttpResponse Api::MetricsText(const HttpRequest&, const RouteParams&) {
+  HttpResponse response = JsonResponse(200, metrics_.Render() + GroupLagMetrics(bus_));
+  response.content_type = "text/plain; version=0.0.4";
+  return response;
+}
+
+HttpResponse Api::Replay(const HttpRequest& request, const RouteParams& params) {
+  const absl::string_view stream = params.Get("stream");
   Replayer* replayer = bus_.replayer();
-  if (replayer == nullptr) {
-    return ErrorResponse(absl::UnimplementedError("this driver keeps no history"));
-  }
+  if (replayer == nullptr) return NoHistoryResponse();
   ReplayRequest replay;
-  replay.stream = stream;
+  replay.stream = std::string(stream);
   replay.filter = FilterOf(request);
-  absl::StatusOr<Position> after = StartPosition(request, "earliest");
+  absl::StatusOr<Position> after = StartPosition(request, stream, "earliest");
   if (!after.ok()) return Error(after.status(), stream);
   replay.after = *after;
   if (request.HasQuery("until")) {
@@ -124,7 +117,7 @@ HttpResponse Api::Replay(const std::string& stream, const HttpRequest& request) 
   return JsonResponse(200, PageJson(*page, stream, replayer->epoch()));
 }
 
-absl::StatusOr<Position> Api::StartPosition(const HttpRequest& request,
+absl::StatusOr<Position> Api::StartPosition(const HttpRequest& request, absl::string_view stream,
                                             absl::string_view fallback) const {
   if (!request.HasQuery("after_time")) {
     return Position::Parse(request.HasQuery("after") ? request.Query("after") : fallback);
@@ -134,13 +127,12 @@ absl::StatusOr<Position> Api::StartPosition(const HttpRequest& request,
   }
   KEEL_ASSIGN_OR_RETURN(absl::Time time, ParseRfc3339(request.Query("after_time"), "after_time"));
   if (bus_.replayer() == nullptr) return absl::UnimplementedError("this driver keeps no history");
-  return PositionAtTime(*bus_.replayer(), request.segments[2], time);
+  return PositionAtTime(*bus_.replayer(), stream, time);
 }
 
-HttpResponse Api::Bounds(const std::string& stream) {
-  if (bus_.replayer() == nullptr) {
-    return ErrorResponse(absl::UnimplementedError("this driver keeps no history"));
-  }
+HttpResponse Api::Bounds(const HttpRequest&, const RouteParams& params) {
+  const absl::string_view stream = params.Get("stream");
+  if (bus_.replayer() == nullptr) return NoHistoryResponse();
   absl::StatusOr<StreamInfo> info = bus_.replayer()->Bounds(stream);
   if (!info.ok()) return Error(info.status(), stream);
   absl::StatusOr<StreamPolicy> policy = bus_.PolicyOf(stream);
@@ -151,7 +143,8 @@ HttpResponse Api::Bounds(const std::string& stream) {
   return JsonResponse(200, std::move(body));
 }
 
-HttpResponse Api::Declare(const std::string& stream, const HttpRequest& request) {
+HttpResponse Api::Declare(const HttpRequest& request, const RouteParams& params) {
+  const absl::string_view stream = params.Get("stream");
   if (!absl::StartsWithIgnoreCase(request.Header("content-type"), kJsonContentType)) {
     return ErrorResponse(415, "unsupported_media_type", "declarations must be application/json");
   }
@@ -164,10 +157,8 @@ HttpResponse Api::Declare(const std::string& stream, const HttpRequest& request)
                                         ",\"policy\":", PolicyJson(*policy), "}"));
 }
 
-HttpResponse Api::ListStreams(const HttpRequest& request) {
-  if (bus_.replayer() == nullptr) {
-    return ErrorResponse(absl::UnimplementedError("this driver keeps no history"));
-  }
+HttpResponse Api::ListStreams(const HttpRequest& request, const RouteParams&) {
+  if (bus_.replayer() == nullptr) return NoHistoryResponse();
   absl::StatusOr<size_t> limit = ParseLimit(request, kDefaultListLimit, 100'000);
   if (!limit.ok()) return ErrorResponse(limit.status());
   absl::StatusOr<std::vector<StreamInfo>> infos =
@@ -176,7 +167,7 @@ HttpResponse Api::ListStreams(const HttpRequest& request) {
   return JsonResponse(200, StreamListJson(*infos));
 }
 
-HttpResponse Api::Ready() const {
+HttpResponse Api::Ready(const HttpRequest&, const RouteParams&) {
   if (draining_.load()) return ErrorResponse(503, "unavailable", "the daemon is shutting down");
   const std::string degraded = bus_.DegradedReason();
   if (!degraded.empty()) {
@@ -186,20 +177,15 @@ HttpResponse Api::Ready() const {
   return JsonResponse(200, "{\"status\":\"ready\"}");
 }
 
-HttpResponse Api::Error(const absl::Status& status, const std::string& stream) const {
+HttpResponse Api::Error(const absl::Status& status, absl::string_view stream) const {
   return ErrorResponseWithDetails(status, stream, EpochOf(bus_));
 }
 
-bool Api::IsSse(const HttpRequest& request) {
-  const auto& s = request.segments;
-  return request.method == "GET" && s.size() == 4 && s[0] == "v1" && s[1] == "streams" &&
-         s[3] == "sse";
-}
-
-absl::StatusOr<Api::SseStart> Api::SubscribeSse(const HttpRequest& request) {
+absl::StatusOr<Api::SseStart> Api::SubscribeSse(const HttpRequest& request,
+                                                const RouteParams& params) {
   try {
     SseStart start;
-    KEEL_ASSIGN_OR_RETURN(start.options, SseSubscribeOptions(request));
+    KEEL_ASSIGN_OR_RETURN(start.options, SseSubscribeOptions(request, params.Get("stream")));
     KEEL_ASSIGN_OR_RETURN(start.subscription, bus_.Subscribe(start.options));
     return start;
   } catch (const std::exception& e) {  // From the driver: see the class comment.
@@ -207,15 +193,16 @@ absl::StatusOr<Api::SseStart> Api::SubscribeSse(const HttpRequest& request) {
   }
 }
 
-absl::StatusOr<SubscribeOptions> Api::SseSubscribeOptions(const HttpRequest& request) const {
+absl::StatusOr<SubscribeOptions> Api::SseSubscribeOptions(const HttpRequest& request,
+                                                          absl::string_view stream) const {
   SubscribeOptions options;
-  options.stream = request.segments[2];
+  options.stream = std::string(stream);
   KEEL_RETURN_IF_ERROR(ValidateStreamName(options.stream));
   const absl::string_view last_event_id = request.Header("last-event-id");
   if (!last_event_id.empty()) {
     KEEL_ASSIGN_OR_RETURN(options.after, Position::Parse(last_event_id));
   } else {
-    KEEL_ASSIGN_OR_RETURN(options.after, StartPosition(request, "latest"));
+    KEEL_ASSIGN_OR_RETURN(options.after, StartPosition(request, stream, "latest"));
   }
   options.filter = FilterOf(request);
   options.overflow = OverflowPolicy::kCatchUp;

@@ -1,10 +1,12 @@
 // Api: the HTTP API v1 handlers over one EventBus (rfcs/0004-http-api.md).
 //
-// Handle() serves every plain request/response route; it may block (store
-// reads, publishes waiting for their fsync) and is therefore run on the
-// server's blocking pool, never on an I/O thread. SSE requests are
-// recognised by IsSse() and subscribed by SubscribeSse(); the session layer
-// then streams them.
+// Every route is a line of one table (api_routes.cc, a RouteTable): its
+// method, path pattern, the access it needs and its handler, an Api method
+// of one signature. Resolve() matches a request against it; the session
+// checks the route's access (RequestGate), hands publishes to HandleAll,
+// streams SSE routes (SubscribeSse) and serves the rest with Handle().
+// Handle may block (store reads, publishes waiting for their fsync) and is
+// therefore run on the server's blocking pool, never on an I/O thread.
 //
 // No method throws. An exception from the bus (a host's driver may throw)
 // answers 500 `internal` to the requests it was serving and to no others, so
@@ -27,12 +29,20 @@
 #include "absl/status/statusor.h"
 #include "absl/time/time.h"
 #include "absl/types/span.h"
-#include "cmd/keel/server/http_types.h"
-#include "cmd/keel/server/metrics.h"
-#include "cmd/keel/server/publish_body.h"
-#include "core/event_bus.h"
+#include "keel/cmd/keel/server/http_types.h"
+#include "keel/cmd/keel/server/metrics.h"
+#include "keel/cmd/keel/server/publish_body.h"
+#include "keel/cmd/keel/server/route_table.h"
+#include "keel/core/event_bus.h"
 
 namespace keel::server {
+
+// A request and the route it resolved to (Api::Resolve), which refers to
+// it: a server resolves each request once.
+struct RoutedRequest {
+  const HttpRequest* request = nullptr;
+  RouteMatch route;
+};
 
 // A publish request taken apart, to be committed alone or together with
 // other publishes to the same stream (Api::HandleAll).
@@ -49,42 +59,54 @@ class Api {
  public:
   Api(EventBus& bus, Metrics& metrics) : bus_(bus), metrics_(metrics) {}
 
-  HttpResponse Handle(const HttpRequest& request);
+  // The route `request` asks for (rfcs/0004-http-api.md §3), or why none
+  // serves it. The match refers to the request: it lives as long.
+  static RouteMatch Resolve(const HttpRequest& request);
+  // `request` with its route.
+  static RoutedRequest Routed(const HttpRequest& request) { return {&request, Resolve(request)}; }
+  // Every route (the table, in matching order).
+  static absl::Span<const Route> Routes();
 
-  // Answers `requests` as Handle would, one response for each (same index),
-  // but commits the publishes to one stream among them together, as one
-  // PublishBatch, in the order given: a server passes the requests its I/O
-  // thread read at once (from different connections, so in no defined order
-  // among themselves) to share one store write. Requests that cannot be
-  // joined are answered first, each alone. A joined publish answers as if
-  // alone; should the joined batch fail, each is retried alone, so a bad
-  // event fails only its own request.
-  std::vector<HttpResponse> HandleAll(absl::Span<const HttpRequest* const> requests);
+  // Answers `request`, which `route` resolved (Resolve); the first form
+  // resolves it.
+  HttpResponse Handle(const HttpRequest& request) { return Handle(request, Resolve(request)); }
+  HttpResponse Handle(const HttpRequest& request, const RouteMatch& route);
+
+  // Answers `requests` (each with its route, as the server resolved it) as
+  // Handle would, one response for each (same index), but commits the
+  // publishes to one stream among them together, as one PublishBatch, in
+  // the order given: a server passes the requests its I/O thread read at
+  // once (from different connections, so in no defined order among
+  // themselves) to share one store write. Requests that cannot be joined
+  // are answered first, each alone. A joined publish answers as if alone;
+  // should the joined batch fail, each is retried alone, so a bad event
+  // fails only its own request.
+  std::vector<HttpResponse> HandleAll(absl::Span<const RoutedRequest> requests);
   // HandleAll for a thread that must not block (an I/O thread), over a bus
   // that PublishesAsync(): the joined publishes are committed through
   // EventBus::PublishBatchAsync, and their answers are made through
   // `complete_on`; whatever may block runs through `blocking`. `done` gets
   // the responses (same index) once, on the thread that answered last. The
-  // requests must live until then.
+  // requests (not the span) must live until then.
   using Executor = std::function<void(std::function<void()>)>;
   using AllDone = std::function<void(std::vector<HttpResponse>)>;
-  void HandleAllAsync(absl::Span<const HttpRequest* const> requests, const Executor& blocking,
+  void HandleAllAsync(absl::Span<const RoutedRequest> requests, const Executor& blocking,
                       const Executor& complete_on, AllDone done);
   bool PublishesAsync() const { return bus_.PublishesAsync(); }
-  // Whether `request` is a publish (POST /v1/streams/{stream}/events), the
-  // requests a server hands to HandleAll.
-  static bool IsPublish(const HttpRequest& request);
+  // Whether `route` is the publish route (POST /v1/streams/{stream}/events),
+  // whose requests a server hands to HandleAll.
+  static bool IsPublish(const RouteMatch& route);
 
-  static bool IsSse(const HttpRequest& request);
-  // The subscription an SSE request asks for: resume from Last-Event-ID,
-  // else ?after= (earliest | latest (default) | cursor), filtered by
-  // ?tenant= and ?type=; subscribed. It may read the store (the stream's
-  // bounds, `after_time`). Errors map through ErrorResponse.
+  // The subscription of a request to the SSE route (a streamed one,
+  // Route::streamed): resume from Last-Event-ID, else ?after= (earliest |
+  // latest (default) | cursor), filtered by ?tenant= and ?type=;
+  // subscribed. It may read the store (the stream's bounds, `after_time`).
+  // Errors map through ErrorResponse.
   struct SseStart {
     SubscribeOptions options;
     std::unique_ptr<Subscription> subscription;
   };
-  absl::StatusOr<SseStart> SubscribeSse(const HttpRequest& request);
+  absl::StatusOr<SseStart> SubscribeSse(const HttpRequest& request, const RouteParams& params);
 
   // /readyz answers 503 from now on.
   void SetDraining() { draining_.store(true); }
@@ -93,12 +115,36 @@ class Api {
   Metrics& metrics() { return metrics_; }
 
  private:
-  HttpResponse Route(const HttpRequest& request);
+  // The table behind Resolve and Routes (api_routes.cc).
+  static const RouteTable& Table();
+  // Handle, uncounted and unguarded: the preflight, the stream name, 404
+  // and 405, else the route's handler.
+  HttpResponse Serve(const HttpRequest& request, const RouteMatch& route);
   // Counts the error code of a failed response.
   HttpResponse Counted(HttpResponse response);
-  HttpResponse Publish(const std::string& stream, const HttpRequest& request);
+
+  // The route handlers (RouteHandler), by route in api_routes.cc.
+  HttpResponse Health(const HttpRequest& request, const RouteParams& params);
+  HttpResponse Ready(const HttpRequest& request, const RouteParams& params);
+  HttpResponse MetricsText(const HttpRequest& request, const RouteParams& params);
+  HttpResponse ListStreams(const HttpRequest& request, const RouteParams& params);
+  HttpResponse Bounds(const HttpRequest& request, const RouteParams& params);
+  HttpResponse Declare(const HttpRequest& request, const RouteParams& params);
+  HttpResponse Publish(const HttpRequest& request, const RouteParams& params);
+  HttpResponse Replay(const HttpRequest& request, const RouteParams& params);
+  // groups_api.cc (rfcs/0005-consumer-groups.md).
+  HttpResponse ListGroups(const HttpRequest& request, const RouteParams& params);
+  HttpResponse DescribeGroup(const HttpRequest& request, const RouteParams& params);
+  HttpResponse ConsumeGroup(const HttpRequest& request, const RouteParams& params);
+  HttpResponse CommitGroup(const HttpRequest& request, const RouteParams& params);
+  HttpResponse SeekGroup(const HttpRequest& request, const RouteParams& params);
+  // dead_letters_api.cc.
+  HttpResponse ListDeadLetters(const HttpRequest& request, const RouteParams& params);
+  HttpResponse ShowDeadLetter(const HttpRequest& request, const RouteParams& params);
+  HttpResponse RepublishDeadLetter(const HttpRequest& request, const RouteParams& params);
+
   // Parses and checks a publish to `stream`: the publish, or the error answer.
-  std::variant<ParsedPublish, HttpResponse> ParsePublish(const std::string& stream,
+  std::variant<ParsedPublish, HttpResponse> ParsePublish(absl::string_view stream,
                                                          const HttpRequest& request);
   // Answers a parsed publish on its own (a topic's per partition).
   HttpResponse PublishAlone(ParsedPublish& publish);
@@ -114,8 +160,8 @@ class Api {
   // together; errors are answered in `responses`; every other request is
   // handed to `alone` with the call that answers it (it may block).
   std::vector<std::vector<size_t>> PlanJoined(
-      absl::Span<const HttpRequest* const> requests,
-      std::vector<std::optional<ParsedPublish>>& parsed, std::vector<HttpResponse>& responses,
+      absl::Span<const RoutedRequest> requests, std::vector<std::optional<ParsedPublish>>& parsed,
+      std::vector<HttpResponse>& responses,
       absl::FunctionRef<void(size_t, std::function<HttpResponse()>)> alone);
   // The publishes `parsed[indices]`, moved out, in order.
   static std::vector<ParsedPublish> TakeJoined(absl::Span<const size_t> indices,
@@ -137,23 +183,20 @@ class Api {
                                          PublishOptions& options);
   // The answers of `publishes` committed together with the outcome
   // `receipts`; nullopt when the joined batch failed and each must be
-  // retried alone (Route), for the answer it would have had.
+  // retried alone (Serve), for the answer it would have had.
   std::optional<std::vector<HttpResponse>> AnswerJoined(
       absl::Span<const ParsedPublish> publishes,
       const absl::StatusOr<std::vector<Receipt>>& receipts);
   HttpResponse PublishToTopic(const std::string& topic, PublishBody body);
-  HttpResponse Declare(const std::string& stream, const HttpRequest& request);
-  HttpResponse Replay(const std::string& stream, const HttpRequest& request);
-  HttpResponse Bounds(const std::string& stream);
-  HttpResponse ListStreams(const HttpRequest& request);
-  HttpResponse Ready() const;
   // ?after= (earliest | latest | cursor; `fallback` when absent) or
-  // ?after_time= (RFC 3339: before the first event published at or after it).
-  absl::StatusOr<Position> StartPosition(const HttpRequest& request,
+  // ?after_time= (RFC 3339: before the first event of `stream` published at
+  // or after it).
+  absl::StatusOr<Position> StartPosition(const HttpRequest& request, absl::string_view stream,
                                          absl::string_view fallback) const;
-  absl::StatusOr<SubscribeOptions> SseSubscribeOptions(const HttpRequest& request) const;
+  absl::StatusOr<SubscribeOptions> SseSubscribeOptions(const HttpRequest& request,
+                                                       absl::string_view stream) const;
   // An error response with details for errors that carry them.
-  HttpResponse Error(const absl::Status& status, const std::string& stream) const;
+  HttpResponse Error(const absl::Status& status, absl::string_view stream) const;
 
   EventBus& bus_;
   Metrics& metrics_;

@@ -1,10 +1,10 @@
-#include "cmd/keel/server/api_helpers.h"
+#include "keel/cmd/keel/server/api_helpers.h"
 
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
-#include "cmd/keel/server/http_errors.h"
-#include "core/errors.h"
-#include "core/event_bus.h"
+#include "keel/cmd/keel/server/http_errors.h"
+#include "keel/core/errors.h"
+#include "keel/core/event_bus.h"
 
 namespace keel::server {
 
@@ -20,6 +20,10 @@ HttpResponse MethodNotAllowed(absl::string_view allowed) {
       ErrorResponse(405, "method_not_allowed", absl::StrCat("allowed methods: ", allowed));
   response.headers.emplace_back("Allow", std::string(allowed));
   return response;
+}
+
+HttpResponse NoHistoryResponse() {
+  return ErrorResponse(absl::UnimplementedError("this driver keeps no history"));
 }
 
 absl::StatusOr<size_t> ParseLimit(const HttpRequest& request, size_t fallback, size_t max) {

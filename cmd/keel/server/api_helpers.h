@@ -11,7 +11,7 @@
 
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
-#include "cmd/keel/server/http_types.h"
+#include "keel/cmd/keel/server/http_types.h"
 
 namespace keel {
 class EventBus;
@@ -24,6 +24,9 @@ HttpResponse JsonResponse(int status, std::string body);
 
 // 405 with an Allow header.
 HttpResponse MethodNotAllowed(absl::string_view allowed);
+
+// 501 for a route over a driver that keeps no history (no Replayer).
+HttpResponse NoHistoryResponse();
 
 // ?limit= as an integer in [1, max]; `fallback` when absent.
 absl::StatusOr<size_t> ParseLimit(const HttpRequest& request, size_t fallback, size_t max);

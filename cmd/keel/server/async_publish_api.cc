@@ -2,12 +2,12 @@
 // per stream as in HandleAll, but committed without blocking the I/O thread
 // or parking a pool thread per commit (EventBus::PublishBatchAsync). With
 // sync=always that spares each publish the context switches of the thread
-// hand-offs around a waiting thread (BENCHMARKS.md, "sync=always").
+// hand-offs around a waiting thread.
 #include <atomic>
 #include <memory>
 #include <utility>
 
-#include "cmd/keel/server/api.h"
+#include "keel/cmd/keel/server/api.h"
 
 namespace keel::server {
 
@@ -26,7 +26,7 @@ struct Api::AsyncPass {
   AllDone done;
 };
 
-void Api::HandleAllAsync(absl::Span<const HttpRequest* const> requests, const Executor& blocking,
+void Api::HandleAllAsync(absl::Span<const RoutedRequest> requests, const Executor& blocking,
                          const Executor& complete_on, AllDone done) {
   auto pass = std::make_shared<AsyncPass>(requests.size(), std::move(done));
   std::vector<std::optional<ParsedPublish>> parsed(requests.size());
@@ -56,7 +56,8 @@ void Api::CommitJoinedAsync(const std::shared_ptr<AsyncPass>& pass, std::vector<
       // As PublishTogether: each is retried alone, which may block.
       return blocking([this, pass, group, indices] {
         for (size_t k = 0; k < indices.size(); ++k) {
-          pass->responses[indices[k]] = Guarded([&] { return Route(*(*group)[k].request); });
+          const HttpRequest& request = *(*group)[k].request;
+          pass->responses[indices[k]] = Guarded([&] { return Serve(request, Resolve(request)); });
         }
         pass->Finish();
       });

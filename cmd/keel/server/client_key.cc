@@ -1,4 +1,4 @@
-#include "cmd/keel/server/client_key.h"
+#include "keel/cmd/keel/server/client_key.h"
 
 #include <algorithm>
 

@@ -15,8 +15,8 @@
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
 #include "absl/time/time.h"
-#include "core/consumer_groups.h"
-#include "core/dead_letters.h"
+#include "keel/core/consumer_groups.h"
+#include "keel/core/dead_letters.h"
 
 namespace keel::server {
 

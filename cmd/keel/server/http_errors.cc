@@ -1,9 +1,9 @@
-#include "cmd/keel/server/http_errors.h"
+#include "keel/cmd/keel/server/http_errors.h"
 
 #include "absl/strings/str_cat.h"
-#include "cmd/keel/server/json_codec.h"
-#include "core/cursor.h"
-#include "core/errors.h"
+#include "keel/cmd/keel/server/json_codec.h"
+#include "keel/core/cursor.h"
+#include "keel/core/errors.h"
 
 namespace keel::server {
 

@@ -10,7 +10,7 @@
 
 #include "absl/status/status.h"
 #include "absl/strings/string_view.h"
-#include "cmd/keel/server/http_types.h"
+#include "keel/cmd/keel/server/http_types.h"
 
 namespace keel::server {
 

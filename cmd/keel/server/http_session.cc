@@ -22,12 +22,12 @@
 #include <boost/beast/http/read.hpp>
 
 #include "absl/strings/str_cat.h"
-#include "cmd/keel/server/client_key.h"
-#include "cmd/keel/server/http_errors.h"
-#include "cmd/keel/server/request_parser.h"
-#include "cmd/keel/server/send_now.h"
-#include "cmd/keel/server/sessions.h"
-#include "cmd/keel/server/wire_response.h"
+#include "keel/cmd/keel/server/client_key.h"
+#include "keel/cmd/keel/server/http_errors.h"
+#include "keel/cmd/keel/server/request_parser.h"
+#include "keel/cmd/keel/server/send_now.h"
+#include "keel/cmd/keel/server/sessions.h"
+#include "keel/cmd/keel/server/wire_response.h"
 
 namespace keel::server {
 namespace {
@@ -123,12 +123,14 @@ class HttpSession : public std::enable_shared_from_this<HttpSession> {
       keep_alive_ = false;
       return Reject(503, "unavailable", "the daemon is shutting down");
     }
-    if (std::optional<RequestGate::Refusal> refusal = state_->gate.Check(request_, client_)) {
+    const RouteMatch route = Api::Resolve(request_);
+    if (std::optional<RequestGate::Refusal> refusal =
+            state_->gate.Check(request_, route, client_)) {
       state_->api.metrics().CountError(refusal->code);
       return DoWrite(std::move(refusal->response), false);  // The connection stays open.
     }
-    if (state_->api.IsSse(request_)) return StartSse();
-    Dispatch();
+    if (route.route != nullptr && route.route->streamed()) return StartSse(route.params);
+    Dispatch(route);
   }
 
   // The client as the rate limit counts it.
@@ -158,22 +160,23 @@ class HttpSession : public std::enable_shared_from_this<HttpSession> {
     });
   }
 
-  // Runs the handler on the blocking pool, then writes on the I/O thread; a
-  // publish joins the others read in the same pass (PublishCoalescer). The
-  // request stays as it is until the response is written: the next one is
-  // read only then.
-  void Dispatch() {
+  // Runs the route's handler on the blocking pool, then writes on the I/O
+  // thread; a publish joins the others read in the same pass
+  // (PublishCoalescer). The request stays as it is until the response is
+  // written (the next one is read only then), and so do the route's views
+  // into it.
+  void Dispatch(const RouteMatch& route) {
     state_->requests_in_flight.fetch_add(1);
-    if (Api::IsPublish(request_)) {
-      return publishes_.Add(request_, [self = shared_from_this()](HttpResponse response) {
+    if (Api::IsPublish(route)) {
+      return publishes_.Add({&request_, route}, [self = shared_from_this()](HttpResponse response) {
         net::dispatch(self->socket_.get_executor(),
                       [self, response = std::move(response)]() mutable {
                         self->DoWrite(std::move(response), /*counted=*/true);
                       });
       });
     }
-    net::post(state_->blocking, [self = shared_from_this()] {
-      HttpResponse response = self->state_->api.Handle(self->request_);
+    net::post(state_->blocking, [self = shared_from_this(), route] {
+      HttpResponse response = self->state_->api.Handle(self->request_, route);
       net::post(self->socket_.get_executor(), [self, response = std::move(response)]() mutable {
         self->DoWrite(std::move(response), /*counted=*/true);
       });
@@ -183,9 +186,9 @@ class HttpSession : public std::enable_shared_from_this<HttpSession> {
   // Resolving the start (`after_time` searches the stream) and subscribing
   // (it reads the stream's bounds) read the store, so both run on the
   // blocking pool like any other store read.
-  void StartSse() {
-    net::post(state_->blocking, [self = shared_from_this()] {
-      absl::StatusOr<Api::SseStart> start = self->state_->api.SubscribeSse(self->request_);
+  void StartSse(const RouteParams& params) {
+    net::post(state_->blocking, [self = shared_from_this(), params] {
+      absl::StatusOr<Api::SseStart> start = self->state_->api.SubscribeSse(self->request_, params);
       net::post(self->socket_.get_executor(), [self, start = std::move(start)]() mutable {
         self->OnSubscribed(std::move(start));
       });

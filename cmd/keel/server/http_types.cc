@@ -1,4 +1,4 @@
-#include "cmd/keel/server/http_types.h"
+#include "keel/cmd/keel/server/http_types.h"
 
 #include "absl/strings/ascii.h"
 

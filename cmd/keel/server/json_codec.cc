@@ -1,12 +1,12 @@
-#include "cmd/keel/server/json_codec.h"
+#include "keel/cmd/keel/server/json_codec.h"
 
 #include <boost/json.hpp>
 
 #include "absl/strings/escaping.h"
 #include "absl/strings/str_cat.h"
-#include "cmd/keel/server/append_decimal.h"
-#include "core/errors.h"
-#include "core/status_macros.h"
+#include "keel/cmd/keel/server/append_decimal.h"
+#include "keel/core/errors.h"
+#include "keel/core/status_macros.h"
 
 namespace keel::server {
 namespace json = boost::json;

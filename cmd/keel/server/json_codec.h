@@ -16,9 +16,9 @@
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
 #include "absl/types/span.h"
-#include "core/event.h"
-#include "core/event_bus.h"
-#include "core/replayer.h"
+#include "keel/core/event.h"
+#include "keel/core/event_bus.h"
+#include "keel/core/replayer.h"
 
 namespace keel::server {
 

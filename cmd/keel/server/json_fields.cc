@@ -1,9 +1,9 @@
-#include "cmd/keel/server/json_fields.h"
+#include "keel/cmd/keel/server/json_fields.h"
 
 #include <boost/json.hpp>
 
 #include "absl/strings/str_cat.h"
-#include "core/errors.h"
+#include "keel/core/errors.h"
 
 namespace keel::server {
 namespace json = boost::json;

@@ -1,4 +1,4 @@
-#include "cmd/keel/server/metrics.h"
+#include "keel/cmd/keel/server/metrics.h"
 
 #include "absl/strings/str_cat.h"
 

@@ -1,4 +1,4 @@
-#include "cmd/keel/server/plain_event.h"
+#include "keel/cmd/keel/server/plain_event.h"
 
 #include <cstdint>
 #include <map>
@@ -7,9 +7,9 @@
 #include <utility>
 
 #include "absl/strings/ascii.h"
-#include "cmd/keel/client/raw_json.h"
-#include "cmd/keel/server/event_fields.h"
-#include "cmd/keel/server/json_codec.h"
+#include "keel/cmd/keel/client/raw_json.h"
+#include "keel/cmd/keel/server/event_fields.h"
+#include "keel/cmd/keel/server/json_codec.h"
 
 namespace keel::server {
 namespace {

@@ -23,7 +23,7 @@
 #include <optional>
 
 #include "absl/strings/string_view.h"
-#include "cmd/keel/server/publish_body.h"
+#include "keel/cmd/keel/server/publish_body.h"
 
 namespace keel::server {
 

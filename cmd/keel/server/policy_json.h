@@ -18,7 +18,7 @@
 
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
-#include "core/stream_policy.h"
+#include "keel/core/stream_policy.h"
 
 namespace keel::server {
 

@@ -5,13 +5,13 @@
 
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
-#include "cmd/keel/server/api.h"
-#include "cmd/keel/server/api_helpers.h"
-#include "cmd/keel/server/http_errors.h"
-#include "cmd/keel/server/json_codec.h"
-#include "core/errors.h"
-#include "core/publish_validation.h"
-#include "core/topic.h"
+#include "keel/cmd/keel/server/api.h"
+#include "keel/cmd/keel/server/api_helpers.h"
+#include "keel/cmd/keel/server/http_errors.h"
+#include "keel/cmd/keel/server/json_codec.h"
+#include "keel/core/errors.h"
+#include "keel/core/publish_validation.h"
+#include "keel/core/topic.h"
 
 namespace keel::server {
 namespace {
@@ -23,14 +23,8 @@ constexpr size_t kMaxJoinedBodyBytes = 1 << 20;
 
 }  // namespace
 
-bool Api::IsPublish(const HttpRequest& request) {
-  const std::vector<std::string>& s = request.segments;
-  return request.method == "POST" && s.size() == 4 && s[0] == "v1" && s[1] == "streams" &&
-         s[3] == "events";
-}
-
-HttpResponse Api::Publish(const std::string& stream, const HttpRequest& request) {
-  std::variant<ParsedPublish, HttpResponse> parsed = ParsePublish(stream, request);
+HttpResponse Api::Publish(const HttpRequest& request, const RouteParams& params) {
+  std::variant<ParsedPublish, HttpResponse> parsed = ParsePublish(params.Get("stream"), request);
   if (HttpResponse* error = std::get_if<HttpResponse>(&parsed)) return std::move(*error);
   return PublishAlone(std::get<ParsedPublish>(parsed));
 }
@@ -40,12 +34,12 @@ HttpResponse Api::PublishAlone(ParsedPublish& publish) {
   return std::move(PublishTogether(absl::MakeSpan(&publish, 1)).front());
 }
 
-std::variant<ParsedPublish, HttpResponse> Api::ParsePublish(const std::string& stream,
+std::variant<ParsedPublish, HttpResponse> Api::ParsePublish(absl::string_view stream,
                                                             const HttpRequest& request) {
   ParsedPublish publish;
   publish.start = absl::Now();
   publish.request = &request;
-  publish.stream = stream;
+  publish.stream = std::string(stream);
   if (!absl::StartsWithIgnoreCase(request.Header("content-type"), kJsonContentType)) {
     return ErrorResponse(415, "unsupported_media_type",
                          "publish bodies must be application/json");
@@ -82,7 +76,9 @@ std::vector<HttpResponse> Api::PublishTogether(absl::Span<ParsedPublish> publish
   // Nothing was stored (a failed batch consumes no sequence); each
   // publish now gets the answer it would have had alone.
   std::vector<HttpResponse> responses;
-  for (const ParsedPublish& publish : publishes) responses.push_back(Route(*publish.request));
+  for (const ParsedPublish& publish : publishes) {
+    responses.push_back(Serve(*publish.request, Resolve(*publish.request)));
+  }
   return responses;
 }
 
@@ -124,7 +120,7 @@ std::optional<std::vector<HttpResponse>> Api::AnswerJoined(
   return responses;
 }
 
-std::vector<HttpResponse> Api::HandleAll(absl::Span<const HttpRequest* const> requests) {
+std::vector<HttpResponse> Api::HandleAll(absl::Span<const RoutedRequest> requests) {
   std::vector<HttpResponse> responses(requests.size());
   std::vector<std::optional<ParsedPublish>> parsed(requests.size());
   auto alone = [&](size_t i, const std::function<HttpResponse()>& answer) {
@@ -137,21 +133,22 @@ std::vector<HttpResponse> Api::HandleAll(absl::Span<const HttpRequest* const> re
 }
 
 std::vector<std::vector<size_t>> Api::PlanJoined(
-    absl::Span<const HttpRequest* const> requests,
-    std::vector<std::optional<ParsedPublish>>& parsed, std::vector<HttpResponse>& responses,
+    absl::Span<const RoutedRequest> requests, std::vector<std::optional<ParsedPublish>>& parsed,
+    std::vector<HttpResponse>& responses,
     absl::FunctionRef<void(size_t, std::function<HttpResponse()>)> alone) {
   // Joinable publishes by stream, in arrival order within each stream.
   std::map<absl::string_view, std::vector<size_t>> by_stream;
   for (size_t i = 0; i < requests.size(); ++i) {
-    const HttpRequest& request = *requests[i];
-    if (!IsPublish(request) || !ValidateStreamName(request.segments[2]).ok()) {
+    const HttpRequest& request = *requests[i].request;
+    const RouteMatch& route = requests[i].route;
+    const absl::string_view stream = route.params.Get("stream");
+    if (!IsPublish(route) || !ValidateStreamName(stream).ok()) {
       alone(i, [this, &request] { return Handle(request); });
       continue;
     }
     metrics_.CountRequest();
     try {
-      std::variant<ParsedPublish, HttpResponse> publish =
-          ParsePublish(request.segments[2], request);
+      std::variant<ParsedPublish, HttpResponse> publish = ParsePublish(stream, request);
       if (HttpResponse* error = std::get_if<HttpResponse>(&publish)) {
         responses[i] = Counted(std::move(*error));
       } else if (!Joinable(std::get<ParsedPublish>(publish))) {
@@ -159,7 +156,7 @@ std::vector<std::vector<size_t>> Api::PlanJoined(
         alone(i, [this, shared] { return Guarded([&] { return PublishAlone(*shared); }); });
       } else {
         parsed[i] = std::get<ParsedPublish>(std::move(publish));
-        by_stream[request.segments[2]].push_back(i);
+        by_stream[stream].push_back(i);
       }
     } catch (const std::exception& e) {  // From the driver: see the class comment.
       responses[i] = Thrown(e);
@@ -172,7 +169,7 @@ std::vector<std::vector<size_t>> Api::PlanJoined(
     groups.emplace_back();
     for (size_t i : entry.second) {
       const size_t more_events = parsed[i]->body.events.size();
-      const size_t more_bytes = requests[i]->body.size();
+      const size_t more_bytes = requests[i].request->body.size();
       if (!groups.back().empty() &&
           (events + more_events > kMaxJoinedEvents || bytes + more_bytes > kMaxJoinedBodyBytes)) {
         groups.emplace_back();

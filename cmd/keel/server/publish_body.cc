@@ -1,4 +1,4 @@
-#include "cmd/keel/server/publish_body.h"
+#include "keel/cmd/keel/server/publish_body.h"
 
 #include <array>
 
@@ -7,12 +7,12 @@
 #include "absl/strings/escaping.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
-#include "cmd/keel/client/raw_json.h"
-#include "cmd/keel/server/event_fields.h"
-#include "cmd/keel/server/json_codec.h"
-#include "cmd/keel/server/plain_event.h"
-#include "core/errors.h"
-#include "core/status_macros.h"
+#include "keel/cmd/keel/client/raw_json.h"
+#include "keel/cmd/keel/server/event_fields.h"
+#include "keel/cmd/keel/server/json_codec.h"
+#include "keel/cmd/keel/server/plain_event.h"
+#include "keel/core/errors.h"
+#include "keel/core/status_macros.h"
 
 namespace keel::server {
 namespace json = boost::json;

@@ -14,7 +14,7 @@
 
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
-#include "core/event.h"
+#include "keel/core/event.h"
 
 namespace keel::server {
 

@@ -1,4 +1,4 @@
-#include "cmd/keel/server/publish_coalescer.h"
+#include "keel/cmd/keel/server/publish_coalescer.h"
 
 #include <utility>
 
@@ -9,12 +9,12 @@
 
 namespace keel::server {
 
-void PublishCoalescer::Add(const HttpRequest& request, Reply reply) {
+void PublishCoalescer::Add(const RoutedRequest& request, Reply reply) {
   bool post = false;
   {
     MutexLock lock(&mu_);
-    pending_bytes_ += request.body.size();
-    pending_.push_back(Pending{&request, std::move(reply)});
+    pending_bytes_ += request.request->body.size();
+    pending_.push_back(Pending{request, std::move(reply)});
     post = !std::exchange(flush_posted_, true);
   }
   if (post) boost::asio::post(io_, [this] { Flush(); });
@@ -64,9 +64,9 @@ bool PublishCoalescer::CommitsInline(size_t bytes) const {
 void PublishCoalescer::CommitAsync(std::vector<Pending> batch) {
   async_passes_.fetch_add(1);
   auto shared = std::make_shared<std::vector<Pending>>(std::move(batch));
-  std::vector<const HttpRequest*> requests;
+  std::vector<RoutedRequest> requests;
   requests.reserve(shared->size());
-  for (const Pending& pending : *shared) requests.push_back(pending.request);
+  for (const Pending& pending : *shared) requests.push_back(pending.routed);
   api_.HandleAllAsync(
       requests,
       [this](std::function<void()> task) { boost::asio::post(blocking_, std::move(task)); },
@@ -90,7 +90,7 @@ std::vector<std::vector<PublishCoalescer::Pending>> PublishCoalescer::ByStream(
   std::vector<std::vector<Pending>> parts;
   absl::flat_hash_map<std::string, size_t> part_of;
   for (Pending& pending : batch) {
-    const std::string& stream = pending.request->segments[2];  // Api::IsPublish.
+    const absl::string_view stream = pending.routed.route.params.Get("stream");
     auto [it, added] = part_of.try_emplace(stream, parts.size());
     if (added) parts.emplace_back();
     parts[it->second].push_back(std::move(pending));
@@ -99,9 +99,9 @@ std::vector<std::vector<PublishCoalescer::Pending>> PublishCoalescer::ByStream(
 }
 
 std::vector<HttpResponse> PublishCoalescer::Commit(Api& api, const std::vector<Pending>& batch) {
-  std::vector<const HttpRequest*> requests;
+  std::vector<RoutedRequest> requests;
   requests.reserve(batch.size());
-  for (const Pending& pending : batch) requests.push_back(pending.request);
+  for (const Pending& pending : batch) requests.push_back(pending.routed);
   return api.HandleAll(requests);  // Never throws: every request gets its answer.
 }
 

@@ -34,9 +34,9 @@
 
 #include "absl/base/thread_annotations.h"
 #include "absl/functional/any_invocable.h"
-#include "cmd/keel/server/api.h"
-#include "cmd/keel/server/http_types.h"
-#include "core/mutex.h"
+#include "keel/cmd/keel/server/api.h"
+#include "keel/cmd/keel/server/http_types.h"
+#include "keel/core/mutex.h"
 
 namespace keel::server {
 
@@ -50,16 +50,15 @@ class PublishCoalescer {
   // on the I/O thread at most; more go to the pool, so that a burst of large
   // batches holds up an I/O thread's other sessions for tens of
   // milliseconds at most. (Below it, inline is faster than the pool even for
-  // 100-event batches: 0.30-0.32M against 0.26-0.28M events/s at 64 KiB,
-  // BENCHMARKS.md.)
+  // 100-event batches: 0.30-0.32M against 0.26-0.28M events/s at 64 KiB.)
   static constexpr size_t kInlineBodyBytes = 4 * 1024 * 1024;
   // With a bus that commits on a thread of its own, passes larger than this
   // are committed there even when publishes never wait for a disk: the
   // commit of one pass then overlaps the parsing of the next. Below it the
   // hand-offs to that thread and back cost more than they save
-  // (BENCHMARKS.md, session 11: 100-event batches made 0.32-0.35M events/s
-  // through the committer thread against 0.29-0.32M inline; single events
-  // were about 7% slower when sent through it too).
+  // (100-event batches made 0.32-0.35M events/s through the committer
+  // thread against 0.29-0.32M inline; single events were about 7% slower
+  // when sent through it too).
   static constexpr size_t kInlineCommitBytes = 16 * 1024;
   // A pass's storage is kept for the next one up to this many publishes.
   static constexpr size_t kKeptPassCapacity = 1024;
@@ -78,11 +77,11 @@ class PublishCoalescer {
   // `reply` gets its response on this coalescer's I/O thread. The request
   // must stay as it is until then (a session's own, which it reuses for its
   // next request only once it has answered this one).
-  void Add(const HttpRequest& request, Reply reply);
+  void Add(const RoutedRequest& request, Reply reply);
 
  private:
   struct Pending {
-    const HttpRequest* request;
+    RoutedRequest routed;
     Reply reply;
   };
 

@@ -1,4 +1,4 @@
-#include "cmd/keel/server/rate_limiter.h"
+#include "keel/cmd/keel/server/rate_limiter.h"
 
 #include <algorithm>
 

@@ -25,7 +25,7 @@
 #include "absl/container/flat_hash_map.h"
 #include "absl/strings/string_view.h"
 #include "absl/time/time.h"
-#include "core/mutex.h"
+#include "keel/core/mutex.h"
 
 namespace keel::server {
 

@@ -1,4 +1,4 @@
-#include "cmd/keel/server/request_gate.h"
+#include "keel/cmd/keel/server/request_gate.h"
 
 #include <algorithm>
 #include <cmath>
@@ -8,8 +8,7 @@
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
-#include "cmd/keel/server/api.h"
-#include "cmd/keel/server/http_errors.h"
+#include "keel/cmd/keel/server/http_errors.h"
 
 namespace keel::server {
 namespace {
@@ -21,15 +20,11 @@ constexpr absl::string_view kBearer = "Bearer ";
 // refused by ValidateServerOptions anyway).
 constexpr double kLongestRetryAfterSeconds = 1e9;
 
-// Matched as Api routes them: by decoded segment.
-bool IsHealthProbe(const HttpRequest& request) {
-  const auto& s = request.segments;
-  return s.size() == 1 && (s[0] == "healthz" || s[0] == "readyz");
-}
-
-// Routes a `read` token may use: those that change nothing.
-bool OnlyReads(const HttpRequest& request) {
-  return request.method == "GET" || request.method == "HEAD";
+// What `request` needs of a token: see the class comment.
+Scope NeededScope(const HttpRequest& request, const RouteMatch& route) {
+  if (route.route != nullptr) return route.route->scope;
+  if (route.open_path) return Scope::kNone;
+  return request.method == "GET" || request.method == "HEAD" ? Scope::kRead : Scope::kPublish;
 }
 
 // An error response with the header that tells the client what to do, and
@@ -63,9 +58,12 @@ RequestGate::RequestGate(std::shared_ptr<const AccessTokens> tokens, double per_
                    : nullptr) {}
 
 std::optional<RequestGate::Refusal> RequestGate::Check(const HttpRequest& request,
+                                                       const RouteMatch& route,
                                                        absl::string_view client,
                                                        RateLimiter::Clock::time_point now) {
-  if ((tokens_ == nullptr && limiter_ == nullptr) || IsHealthProbe(request)) return std::nullopt;
+  if (tokens_ == nullptr && limiter_ == nullptr) return std::nullopt;
+  const Scope needed = NeededScope(request, route);
+  if (needed == Scope::kNone) return std::nullopt;
   if (limiter_ != nullptr) {
     if (std::optional<absl::Duration> wait = limiter_->Admit(client, now)) {
       const int64_t seconds = static_cast<int64_t>(
@@ -78,18 +76,19 @@ std::optional<RequestGate::Refusal> RequestGate::Check(const HttpRequest& reques
     }
   }
   if (tokens_ == nullptr || request.method == "OPTIONS") return std::nullopt;
-  return CheckToken(request);
+  return CheckToken(request, route);
 }
 
 // RFC 6750: a request without a Bearer token (none, or credentials of
 // another scheme) gets the bare challenge; an unknown token
 // `invalid_token`; a token short of the access `insufficient_scope`.
-std::optional<RequestGate::Refusal> RequestGate::CheckToken(const HttpRequest& request) const {
+std::optional<RequestGate::Refusal> RequestGate::CheckToken(const HttpRequest& request,
+                                                            const RouteMatch& route) const {
   absl::string_view token;
   const absl::string_view authorization = request.Header("authorization");
   if (absl::StartsWithIgnoreCase(authorization, kBearer)) {
     token = absl::StripAsciiWhitespace(authorization.substr(kBearer.size()));
-  } else if (authorization.empty() && Api::IsSse(request)) {
+  } else if (authorization.empty() && route.route != nullptr && route.route->streamed()) {
     // Only an SSE request, which a browser's EventSource makes without
     // headers of its own: elsewhere a URL with a token would travel into
     // proxy logs and Referer headers for nothing.
@@ -103,7 +102,7 @@ std::optional<RequestGate::Refusal> RequestGate::CheckToken(const HttpRequest& r
   }
   const std::optional<Access> access = tokens_->Find(token);
   if (!access) return Unauthenticated("the token is not valid", "invalid_token");
-  if (*access == Access::kRead && !OnlyReads(request)) {
+  if (!Allows(*access, NeededScope(request, route))) {
     return Refuse(403, "permission_denied",
                   absl::StrCat("the token may only read; ", request.method, " needs a write token"),
                   "WWW-Authenticate", Challenge("insufficient_scope"));

@@ -2,15 +2,21 @@
 // rate limit (`--rate-limit`), then its bearer token (`--auth-tokens`).
 // rfcs/0004-http-api.md, "Authentication" and "Rate limits".
 //
-// - Health probes (/healthz, /readyz) always pass: an orchestrator probes
-//   without credentials, and a probe refused would restart a healthy daemon.
+// - A request needs the Scope its route declares (RouteTable). One no route
+//   serves (404, 405) needs what its method would: kRead for GET and HEAD,
+//   kPublish otherwise, so a `read` token's write is refused whether or not
+//   the path exists.
+// - Health probes (routes of Scope::kNone, on their path with any method)
+//   always pass: an orchestrator probes without credentials, and a probe
+//   refused would restart a healthy daemon.
 // - CORS preflights (OPTIONS) pass the token check: browsers send them
 //   without credentials.
-// - A token comes from `Authorization: Bearer <token>`, or for an SSE
-//   request from the `access_token` query parameter (a browser's
-//   EventSource cannot set headers). Missing or unknown: 401 `unauthenticated`; a `read` token on
-//   a route that writes: 403 `permission_denied`. Both carry a
-//   `WWW-Authenticate: Bearer` challenge (RFC 6750).
+// - A token comes from `Authorization: Bearer <token>`, or for a request to
+//   a streamed route (SSE) from the `access_token` query parameter (a
+//   browser's EventSource cannot set headers). Missing or unknown: 401
+//   `unauthenticated`; a token whose access does not allow the scope
+//   (Allows): 403 `permission_denied`. Both carry a `WWW-Authenticate:
+//   Bearer` challenge (RFC 6750).
 // - Over the rate: 429 `rate_limited` with `Retry-After` (whole seconds,
 //   rounded up).
 //
@@ -25,9 +31,10 @@
 #include <optional>
 
 #include "absl/strings/string_view.h"
-#include "cmd/keel/server/access_tokens.h"
-#include "cmd/keel/server/http_types.h"
-#include "cmd/keel/server/rate_limiter.h"
+#include "keel/cmd/keel/server/access_tokens.h"
+#include "keel/cmd/keel/server/http_types.h"
+#include "keel/cmd/keel/server/rate_limiter.h"
+#include "keel/cmd/keel/server/route_table.h"
 
 namespace keel::server {
 
@@ -45,13 +52,14 @@ class RequestGate {
     absl::string_view code;  // The error code, for the metrics.
   };
 
-  // nullopt to serve `request` of `client` (RateLimitKey) at `now`; else the
-  // refusal to answer with.
-  std::optional<Refusal> Check(const HttpRequest& request, absl::string_view client,
-                               RateLimiter::Clock::time_point now);
+  // nullopt to serve `request`, which resolved to `route` (Api::Resolve),
+  // of `client` (RateLimitKey) at `now`; else the refusal to answer with.
+  std::optional<Refusal> Check(const HttpRequest& request, const RouteMatch& route,
+                               absl::string_view client, RateLimiter::Clock::time_point now);
   // Check now; only a rate limit reads the clock.
-  std::optional<Refusal> Check(const HttpRequest& request, absl::string_view client) {
-    return Check(request, client,
+  std::optional<Refusal> Check(const HttpRequest& request, const RouteMatch& route,
+                               absl::string_view client) {
+    return Check(request, route, client,
                  limiter_ ? RateLimiter::Clock::now() : RateLimiter::Clock::time_point());
   }
 
@@ -61,7 +69,7 @@ class RequestGate {
   absl::string_view Loggable(absl::string_view request_line) const;
 
  private:
-  std::optional<Refusal> CheckToken(const HttpRequest& request) const;
+  std::optional<Refusal> CheckToken(const HttpRequest& request, const RouteMatch& route) const;
 
   const std::shared_ptr<const AccessTokens> tokens_;
   const std::unique_ptr<RateLimiter> limiter_;

@@ -1,11 +1,11 @@
-#include "cmd/keel/server/request_parser.h"
+#include "keel/cmd/keel/server/request_parser.h"
 
 #include <utility>
 
 #include <boost/url/parse.hpp>
 
 #include "absl/strings/ascii.h"
-#include "core/errors.h"
+#include "keel/core/errors.h"
 
 namespace keel::server {
 

@@ -1,4 +1,4 @@
-#include "cmd/keel/server/server.h"
+#include "keel/cmd/keel/server/server.h"
 
 #include <sched.h>
 
@@ -12,12 +12,12 @@
 #include <boost/asio/ip/tcp.hpp>
 
 #include "absl/strings/str_cat.h"
-#include "cmd/keel/server/server_state.h"
-#include "cmd/keel/server/sessions.h"
-#include "cmd/keel/server/sse_threads.h"
-#include "cmd/keel/server/trimmer.h"
-#include "core/errors.h"
-#include "core/status_macros.h"
+#include "keel/cmd/keel/server/server_state.h"
+#include "keel/cmd/keel/server/sessions.h"
+#include "keel/cmd/keel/server/sse_threads.h"
+#include "keel/cmd/keel/server/trimmer.h"
+#include "keel/core/errors.h"
+#include "keel/core/status_macros.h"
 
 namespace keel::server {
 

@@ -30,8 +30,8 @@
 
 #include "absl/status/status.h"
 #include "absl/time/time.h"
-#include "cmd/keel/server/api.h"
-#include "core/logger.h"
+#include "keel/cmd/keel/server/api.h"
+#include "keel/core/logger.h"
 
 namespace keel::server {
 
@@ -39,7 +39,7 @@ namespace keel::server {
 // writes are mostly the kernel's TCP send path, and more of them than that
 // take the cores the request threads and the store need. At 10,000
 // connections on two vCPUs, one SSE thread gave a lower fan-out latency
-// than two (BENCHMARKS.md, session 10).
+// than two.
 int DefaultSseThreads();
 
 class AccessTokens;
@@ -59,7 +59,7 @@ struct ServerOptions {
   // (events arriving in between leave together); 0 writes as they come.
   // With thousands of connections the kernel's cost per write sets the
   // latency: 100 ms (rather than 50) halves the writes, and at 10,000
-  // connections on two vCPUs it gave the lower p99 (BENCHMARKS.md).
+  // connections on two vCPUs it gave the lower p99.
   absl::Duration sse_flush = absl::Milliseconds(100);
   // Events per SSE poll: a write carries up to this many (plus, while
   // catching up, one page read ahead).

@@ -8,10 +8,10 @@
 
 #include <boost/asio/thread_pool.hpp>
 
-#include "cmd/keel/server/api.h"
-#include "cmd/keel/server/request_gate.h"
-#include "cmd/keel/server/server.h"
-#include "core/logger.h"
+#include "keel/cmd/keel/server/api.h"
+#include "keel/cmd/keel/server/request_gate.h"
+#include "keel/cmd/keel/server/server.h"
+#include "keel/core/logger.h"
 
 namespace keel::server {
 

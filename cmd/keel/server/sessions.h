@@ -9,9 +9,9 @@
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/ip/tcp.hpp>
 
-#include "cmd/keel/server/publish_coalescer.h"
-#include "cmd/keel/server/server_state.h"
-#include "core/subscription.h"
+#include "keel/cmd/keel/server/publish_coalescer.h"
+#include "keel/cmd/keel/server/server_state.h"
+#include "keel/core/subscription.h"
 
 namespace keel::server {
 

@@ -1,4 +1,4 @@
-#include "cmd/keel/server/sse_broadcast.h"
+#include "keel/cmd/keel/server/sse_broadcast.h"
 
 #include <algorithm>
 #include <boost/asio/post.hpp>
@@ -6,9 +6,9 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
-#include "cmd/keel/server/api_helpers.h"
-#include "cmd/keel/server/sse_frames.h"
-#include "core/errors.h"
+#include "keel/cmd/keel/server/api_helpers.h"
+#include "keel/cmd/keel/server/sse_frames.h"
+#include "keel/core/errors.h"
 
 namespace keel::server {
 

@@ -41,9 +41,9 @@
 
 #include "absl/container/flat_hash_map.h"
 #include "absl/status/status.h"
-#include "cmd/keel/server/metrics.h"
-#include "cmd/keel/server/server_state.h"
-#include "core/subscription.h"
+#include "keel/cmd/keel/server/metrics.h"
+#include "keel/cmd/keel/server/server_state.h"
+#include "keel/core/subscription.h"
 
 namespace keel::server {
 

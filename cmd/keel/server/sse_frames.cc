@@ -1,4 +1,4 @@
-#include "cmd/keel/server/sse_frames.h"
+#include "keel/cmd/keel/server/sse_frames.h"
 
 #include <algorithm>
 #include <cstring>
@@ -6,7 +6,7 @@
 #include "absl/hash/hash.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
-#include "cmd/keel/server/json_codec.h"
+#include "keel/cmd/keel/server/json_codec.h"
 
 namespace keel::server {
 namespace {

@@ -19,7 +19,7 @@
 #include <vector>
 
 #include "absl/time/time.h"
-#include "core/subscription.h"
+#include "keel/core/subscription.h"
 
 namespace keel::server {
 

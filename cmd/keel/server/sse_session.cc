@@ -40,14 +40,14 @@
 #include <boost/beast/core.hpp>
 
 #include "absl/strings/str_cat.h"
-#include "cmd/keel/server/api_helpers.h"
-#include "cmd/keel/server/json_codec.h"
-#include "cmd/keel/server/send_now.h"
-#include "cmd/keel/server/sessions.h"
-#include "cmd/keel/server/sse_broadcast.h"
-#include "cmd/keel/server/sse_frames.h"
-#include "cmd/keel/server/sse_threads.h"
-#include "core/errors.h"
+#include "keel/cmd/keel/server/api_helpers.h"
+#include "keel/cmd/keel/server/json_codec.h"
+#include "keel/cmd/keel/server/send_now.h"
+#include "keel/cmd/keel/server/sessions.h"
+#include "keel/cmd/keel/server/sse_broadcast.h"
+#include "keel/cmd/keel/server/sse_frames.h"
+#include "keel/cmd/keel/server/sse_threads.h"
+#include "keel/core/errors.h"
 
 namespace keel::server {
 namespace {

@@ -18,7 +18,7 @@
 #include <thread>
 #include <vector>
 
-#include "cmd/keel/server/sse_broadcast.h"
+#include "keel/cmd/keel/server/sse_broadcast.h"
 
 namespace keel::server {
 

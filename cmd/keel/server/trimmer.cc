@@ -1,4 +1,4 @@
-#include "cmd/keel/server/trimmer.h"
+#include "keel/cmd/keel/server/trimmer.h"
 
 #include <chrono>
 

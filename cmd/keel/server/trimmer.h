@@ -16,7 +16,7 @@
 
 #include <boost/asio/io_context.hpp>
 
-#include "cmd/keel/server/server_state.h"
+#include "keel/cmd/keel/server/server_state.h"
 
 namespace keel::server {
 

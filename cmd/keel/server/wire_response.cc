@@ -1,10 +1,10 @@
-#include "cmd/keel/server/wire_response.h"
+#include "keel/cmd/keel/server/wire_response.h"
 
 #include <ostream>  // Boost's string_view, in status.hpp, prints to streams.
 
 #include <boost/beast/http/status.hpp>
 
-#include "cmd/keel/server/append_decimal.h"
+#include "keel/cmd/keel/server/append_decimal.h"
 
 namespace keel::server {
 namespace {

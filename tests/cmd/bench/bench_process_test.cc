@@ -1,16 +1,21 @@
-// The CPU-time readers behind `keel bench http`'s "CPU per event": the same
-// process read through /proc and through getrusage agree, and a thread's
-// clock counts that thread's work.
-#include "cmd/keel/bench/bench_process.h"
+// The helpers of the keel-bench network modes: the CPU-time readers behind
+// `keel-bench http`'s "CPU per event" (the same process read through /proc
+// and through getrusage agree, and a thread's clock counts that thread's
+// work), and the search for the keel binary `keel-bench sse` runs.
+#include "keel/cmd/keel-bench/bench_process.h"
 
 #include <unistd.h>
 
 #include <gtest/gtest.h>
 
 #include <chrono>
+#include <filesystem>
+#include <fstream>
 #include <thread>
 
-namespace keel::cli::bench {
+#include "keel/tests/testing/temp_dir.h"
+
+namespace keel::bench {
 namespace {
 
 // Spins for `seconds` of wall time (on an idle machine, as much CPU time).
@@ -72,5 +77,46 @@ TEST(CpuTimeTest, AMissingProcessReadsAsZero) {
   EXPECT_EQ(ProcessCpuSeconds(999'999'999), 0.0);
 }
 
+// Writes an empty file at `path` (making its directory) with `mode`.
+void Touch(const std::filesystem::path& path, std::filesystem::perms mode) {
+  std::filesystem::create_directories(path.parent_path());
+  std::ofstream(path).put('\n');
+  std::filesystem::permissions(path, mode);
+}
+
+std::string Normal(const std::string& path) {
+  return std::filesystem::path(path).lexically_normal().string();
+}
+
+constexpr auto kExecutable = std::filesystem::perms::owner_all;
+constexpr auto kNotExecutable =
+    std::filesystem::perms::owner_read | std::filesystem::perms::owner_write;
+
+// keel-bench sse runs the keel of its own build, not whichever is on PATH.
+TEST(KeelProgramTest, TheBuildTreesKeelIsFoundFromKeelBench) {
+  testing::TempDir build;
+  Touch(build.path() / "cmd/keel-bench/keel-bench", kExecutable);
+  Touch(build.path() / "cmd/keel/keel", kExecutable);
+  EXPECT_EQ(KeelProgramBeside(build.Sub("cmd/keel-bench/keel-bench")),
+            Normal(build.Sub("cmd/keel/keel")));
+}
+
+TEST(KeelProgramTest, AKeelInTheSameDirectoryComesFirst) {
+  testing::TempDir tree;
+  Touch(tree.path() / "bin/keel-bench", kExecutable);
+  Touch(tree.path() / "bin/keel", kExecutable);
+  Touch(tree.path() / "keel/keel", kExecutable);
+  EXPECT_EQ(KeelProgramBeside(tree.Sub("bin/keel-bench")), Normal(tree.Sub("bin/keel")));
+}
+
+TEST(KeelProgramTest, AFileThatCannotRunIsNotTaken) {
+  testing::TempDir build;
+  Touch(build.path() / "cmd/keel-bench/keel-bench", kExecutable);
+  Touch(build.path() / "cmd/keel-bench/keel", kNotExecutable);
+  Touch(build.path() / "cmd/keel/keel", kExecutable);
+  EXPECT_EQ(KeelProgramBeside(build.Sub("cmd/keel-bench/keel-bench")),
+            Normal(build.Sub("cmd/keel/keel")));
+}
+
 }  // namespace
-}  // namespace keel::cli::bench
+}  // namespace keel::bench

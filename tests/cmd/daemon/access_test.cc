@@ -9,14 +9,14 @@
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
-#include "cmd/keel/client/errors.h"
-#include "cmd/keel/command.h"
-#include "cmd/keel/server/access_tokens.h"
-#include "core/logger.h"
-#include "tests/cmd/daemon/daemon_fixture.h"
-#include "tests/cmd/daemon/raw_connection.h"
-#include "tests/cmd/run_keel.h"
-#include "tests/testing/status_matchers.h"
+#include "keel/cmd/keel/client/errors.h"
+#include "keel/cmd/keel/command.h"
+#include "keel/cmd/keel/server/access_tokens.h"
+#include "keel/core/logger.h"
+#include "keel/tests/cmd/daemon/daemon_fixture.h"
+#include "keel/tests/cmd/daemon/raw_connection.h"
+#include "keel/tests/cmd/run_keel.h"
+#include "keel/tests/testing/status_matchers.h"
 
 namespace keel::daemon_test {
 namespace {

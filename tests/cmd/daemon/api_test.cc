@@ -4,10 +4,10 @@
 #include <gtest/gtest.h>
 
 #include "absl/strings/str_cat.h"
-#include "cmd/keel/client/errors.h"
-#include "core/errors.h"
-#include "tests/cmd/daemon/daemon_fixture.h"
-#include "tests/testing/status_matchers.h"
+#include "keel/cmd/keel/client/errors.h"
+#include "keel/core/errors.h"
+#include "keel/tests/cmd/daemon/daemon_fixture.h"
+#include "keel/tests/testing/status_matchers.h"
 
 namespace keel::daemon_test {
 namespace {

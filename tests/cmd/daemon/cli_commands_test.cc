@@ -11,12 +11,12 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
-#include "cmd/keel/cli.h"
-#include "cmd/keel/command.h"
-#include "core/topic.h"
-#include "tests/cmd/daemon/daemon_fixture.h"
-#include "tests/cmd/run_keel.h"
-#include "tests/testing/status_matchers.h"
+#include "keel/cmd/keel/cli.h"
+#include "keel/cmd/keel/command.h"
+#include "keel/core/topic.h"
+#include "keel/tests/cmd/daemon/daemon_fixture.h"
+#include "keel/tests/cmd/run_keel.h"
+#include "keel/tests/testing/status_matchers.h"
 
 namespace keel::daemon_test {
 namespace {

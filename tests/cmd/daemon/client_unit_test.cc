@@ -3,11 +3,11 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
-#include "cmd/keel/client/errors.h"
-#include "cmd/keel/client/http_client.h"
-#include "cmd/keel/client/raw_json.h"
-#include "cmd/keel/client/sse_parser.h"
-#include "core/errors.h"
+#include "keel/cmd/keel/client/errors.h"
+#include "keel/cmd/keel/client/http_client.h"
+#include "keel/cmd/keel/client/raw_json.h"
+#include "keel/cmd/keel/client/sse_parser.h"
+#include "keel/core/errors.h"
 
 namespace keel::client {
 namespace {

@@ -1,4 +1,4 @@
-#include "tests/cmd/daemon/daemon_fixture.h"
+#include "keel/tests/cmd/daemon/daemon_fixture.h"
 
 #include <fcntl.h>
 #include <signal.h>
@@ -15,11 +15,11 @@
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/strip.h"
-#include "cmd/keel/client/errors.h"
-#include "core/driver_factory.h"
-#include "core/errors.h"
-#include "core/status_macros.h"
-#include "drivers/builtin_drivers.h"
+#include "keel/cmd/keel/client/errors.h"
+#include "keel/core/driver_factory.h"
+#include "keel/core/errors.h"
+#include "keel/core/status_macros.h"
+#include "keel/drivers/builtin_drivers.h"
 
 extern char** environ;
 

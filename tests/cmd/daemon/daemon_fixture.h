@@ -19,14 +19,14 @@
 
 #include "absl/status/statusor.h"
 #include "absl/time/time.h"
-#include "cmd/keel/client/http_client.h"
-#include "cmd/keel/client/sse_reader.h"
-#include "cmd/keel/server/api.h"
-#include "cmd/keel/server/metrics.h"
-#include "cmd/keel/server/server.h"
-#include "core/config.h"
-#include "core/event_bus.h"
-#include "tests/testing/temp_dir.h"
+#include "keel/cmd/keel/client/http_client.h"
+#include "keel/cmd/keel/client/sse_reader.h"
+#include "keel/cmd/keel/server/api.h"
+#include "keel/cmd/keel/server/metrics.h"
+#include "keel/cmd/keel/server/server.h"
+#include "keel/core/config.h"
+#include "keel/core/event_bus.h"
+#include "keel/tests/testing/temp_dir.h"
 
 namespace keel::daemon_test {
 

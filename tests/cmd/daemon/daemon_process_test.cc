@@ -11,11 +11,11 @@
 #include <thread>
 
 #include "absl/strings/str_cat.h"
-#include "cmd/keel/client/errors.h"
-#include "cmd/keel/client/follow.h"
-#include "core/cursor.h"
-#include "tests/cmd/daemon/daemon_fixture.h"
-#include "tests/testing/status_matchers.h"
+#include "keel/cmd/keel/client/errors.h"
+#include "keel/cmd/keel/client/follow.h"
+#include "keel/core/cursor.h"
+#include "keel/tests/cmd/daemon/daemon_fixture.h"
+#include "keel/tests/testing/status_matchers.h"
 
 namespace keel::daemon_test {
 namespace {

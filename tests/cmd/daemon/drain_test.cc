@@ -8,10 +8,10 @@
 #include <gtest/gtest.h>
 
 #include "absl/synchronization/notification.h"
-#include "core/forwarding_bus.h"
-#include "tests/cmd/daemon/daemon_fixture.h"
-#include "tests/cmd/daemon/raw_connection.h"
-#include "tests/testing/status_matchers.h"
+#include "keel/core/forwarding_bus.h"
+#include "keel/tests/cmd/daemon/daemon_fixture.h"
+#include "keel/tests/cmd/daemon/raw_connection.h"
+#include "keel/tests/testing/status_matchers.h"
 
 namespace keel::daemon_test {
 namespace {

@@ -8,9 +8,9 @@
 #include <stdexcept>
 
 #include "absl/strings/str_cat.h"
-#include "core/forwarding_bus.h"
-#include "tests/cmd/daemon/daemon_fixture.h"
-#include "tests/testing/status_matchers.h"
+#include "keel/core/forwarding_bus.h"
+#include "keel/tests/cmd/daemon/daemon_fixture.h"
+#include "keel/tests/testing/status_matchers.h"
 
 namespace keel::daemon_test {
 namespace {
@@ -102,10 +102,12 @@ class DriverExceptionTest : public ::testing::Test {
 TEST_F(DriverExceptionTest, JoinedPublishesFailOnlyOnTheStreamWhoseDriverThrew) {
   const std::vector<server::HttpRequest> requests = {
       PublishRequest("orders"), PublishRequest(kBroken), PublishRequest("orders")};
-  std::vector<const server::HttpRequest*> pointers;
-  for (const server::HttpRequest& request : requests) pointers.push_back(&request);
+  std::vector<server::RoutedRequest> routed;
+  for (const server::HttpRequest& request : requests) {
+    routed.push_back(server::Api::Routed(request));
+  }
 
-  std::vector<server::HttpResponse> responses = daemon_.api().HandleAll(pointers);
+  std::vector<server::HttpResponse> responses = daemon_.api().HandleAll(routed);
 
   ASSERT_EQ(responses.size(), 3u);
   EXPECT_EQ(responses[0].status, 201) << responses[0].body;

@@ -9,13 +9,13 @@
 
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
-#include "cmd/keel/client/errors.h"
-#include "cmd/keel/client/sse_parser.h"
-#include "core/cursor.h"
-#include "core/errors.h"
-#include "tests/cmd/daemon/daemon_fixture.h"
-#include "tests/cmd/daemon/raw_connection.h"
-#include "tests/testing/status_matchers.h"
+#include "keel/cmd/keel/client/errors.h"
+#include "keel/cmd/keel/client/sse_parser.h"
+#include "keel/core/cursor.h"
+#include "keel/core/errors.h"
+#include "keel/tests/cmd/daemon/daemon_fixture.h"
+#include "keel/tests/cmd/daemon/raw_connection.h"
+#include "keel/tests/testing/status_matchers.h"
 
 namespace keel::daemon_test {
 namespace {
@@ -158,6 +158,38 @@ TEST_F(ErrorsTest, TableOfBadRequests) {
   // The daemon still works afterwards and the stream continues gap-free.
   ASSERT_OK_AND_ASSIGN(PublishedEvent next, Publish(*http_, "errs", "t", "9"));
   EXPECT_EQ(next.sequence, 4u);
+}
+
+// A 405 tells the client what the path does take; a bad stream name is
+// refused before the rest of its path is looked at (RFC 0004 §3).
+TEST_F(ErrorsTest, MethodNotAllowedNamesThePathsMethods) {
+  const struct {
+    std::string method;
+    std::string target;
+    std::string allow;
+  } cases[] = {
+      {"DELETE", "/v1/streams/errs/events", "GET, POST"},
+      {"PATCH", "/v1/streams/errs", "GET, PUT"},
+      {"POST", "/v1/streams/errs/sse", "GET"},
+      {"GET", "/v1/streams/errs/groups/g:consume", "POST"},
+      {"POST", "/v1/streams/errs/groups/g", "GET"},
+      {"GET", "/v1/streams/errs/dead-letters/1:republish", "POST"},
+      {"POST", "/metrics", "GET"},
+  };
+  const auto before = Snapshot();
+  for (const auto& c : cases) {
+    SCOPED_TRACE(c.method + " " + c.target);
+    ASSERT_OK_AND_ASSIGN(client::ClientResponse response,
+                         http_->Request(c.method, c.target, "{}", JsonType()));
+    EXPECT_EQ(response.status, 405) << response.body;
+    EXPECT_EQ(ErrorCode(response), "method_not_allowed");
+    EXPECT_EQ(response.Header("allow"), c.allow);
+  }
+  EXPECT_EQ(Snapshot(), before);
+  ASSERT_OK_AND_ASSIGN(client::ClientResponse bad_name,
+                       http_->Request("GET", "/v1/streams/bad%20name/whatever", "", {}));
+  EXPECT_EQ(bad_name.status, 400) << bad_name.body;
+  EXPECT_EQ(ErrorCode(bad_name), "invalid_argument");
 }
 
 TEST_F(ErrorsTest, CursorAheadOfTheHeadIsAMismatchNotTheLiveTail) {

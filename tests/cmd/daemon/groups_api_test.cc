@@ -6,9 +6,9 @@
 #include <gtest/gtest.h>
 
 #include "absl/strings/str_cat.h"
-#include "core/group_processor.h"
-#include "tests/cmd/daemon/daemon_fixture.h"
-#include "tests/testing/status_matchers.h"
+#include "keel/core/group_processor.h"
+#include "keel/tests/cmd/daemon/daemon_fixture.h"
+#include "keel/tests/testing/status_matchers.h"
 
 namespace keel::daemon_test {
 namespace {

@@ -12,9 +12,9 @@
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/time/clock.h"
-#include "tests/cmd/daemon/daemon_fixture.h"
-#include "tests/cmd/daemon/raw_connection.h"
-#include "tests/testing/status_matchers.h"
+#include "keel/tests/cmd/daemon/daemon_fixture.h"
+#include "keel/tests/cmd/daemon/raw_connection.h"
+#include "keel/tests/testing/status_matchers.h"
 
 namespace keel::daemon_test {
 namespace {

@@ -10,9 +10,9 @@
 #include <thread>
 
 #include "absl/strings/str_cat.h"
-#include "core/mutex.h"
-#include "tests/cmd/daemon/daemon_fixture.h"
-#include "tests/testing/status_matchers.h"
+#include "keel/core/mutex.h"
+#include "keel/tests/cmd/daemon/daemon_fixture.h"
+#include "keel/tests/testing/status_matchers.h"
 
 namespace keel::daemon_test {
 namespace {
@@ -49,9 +49,11 @@ class JoinedPublishTest : public ::testing::TestWithParam<bool> {
   }
 
   std::vector<server::HttpResponse> HandleAll(const std::vector<server::HttpRequest>& requests) {
-    std::vector<const server::HttpRequest*> pointers;
-    for (const server::HttpRequest& request : requests) pointers.push_back(&request);
-    if (!GetParam()) return daemon_.api().HandleAll(pointers);
+    std::vector<server::RoutedRequest> routed;
+    for (const server::HttpRequest& request : requests) {
+      routed.push_back(server::Api::Routed(request));
+    }
+    if (!GetParam()) return daemon_.api().HandleAll(routed);
     EXPECT_TRUE(daemon_.api().PublishesAsync());
     auto run = [this](std::function<void()> task) {
       MutexLock lock(&threads_mu_);
@@ -59,7 +61,7 @@ class JoinedPublishTest : public ::testing::TestWithParam<bool> {
     };
     auto answered = std::make_shared<
         std::pair<Notification, std::vector<server::HttpResponse>>>();
-    daemon_.api().HandleAllAsync(pointers, run, run,
+    daemon_.api().HandleAllAsync(routed, run, run,
                                  [answered](std::vector<server::HttpResponse> responses) {
                                    answered->second = std::move(responses);
                                    answered->first.Notify();

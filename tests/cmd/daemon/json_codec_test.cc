@@ -1,7 +1,7 @@
 // The hand-written JSON pieces of events: times and strings are byte for
 // byte what absl::FormatTime and Boost.JSON write, over the whole range the
 // fast paths cover and at their edges.
-#include "cmd/keel/server/json_codec.h"
+#include "keel/cmd/keel/server/json_codec.h"
 
 #include <gtest/gtest.h>
 

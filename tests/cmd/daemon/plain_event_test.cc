@@ -2,7 +2,7 @@
 // as the general parser does, and all else (including every invalid body) it
 // leaves to the general parser. Checked on chosen bodies and on many
 // generated and mutated ones.
-#include "cmd/keel/server/plain_event.h"
+#include "keel/cmd/keel/server/plain_event.h"
 
 #include <gtest/gtest.h>
 
@@ -12,7 +12,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
-#include "cmd/keel/server/publish_body.h"
+#include "keel/cmd/keel/server/publish_body.h"
 
 namespace keel::server {
 namespace {

@@ -6,10 +6,10 @@
 #include <gtest/gtest.h>
 
 #include "absl/strings/str_cat.h"
-#include "core/status_macros.h"
-#include "core/topic.h"
-#include "tests/cmd/daemon/daemon_fixture.h"
-#include "tests/testing/status_matchers.h"
+#include "keel/core/status_macros.h"
+#include "keel/core/topic.h"
+#include "keel/tests/cmd/daemon/daemon_fixture.h"
+#include "keel/tests/testing/status_matchers.h"
 
 namespace keel::daemon_test {
 namespace {

@@ -1,12 +1,12 @@
 // ParsePublishBody: every field of a publish lands in its event, and each
 // bad body is refused with the message a client reads, naming the field and,
 // in a batch, the event.
-#include "cmd/keel/server/publish_body.h"
+#include "keel/cmd/keel/server/publish_body.h"
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
-#include "tests/testing/status_matchers.h"
+#include "keel/tests/testing/status_matchers.h"
 
 namespace keel::server {
 namespace {

@@ -1,15 +1,16 @@
 // The pieces of the request gate without sockets: the tokens file, the
 // per-client token bucket, and what the gate answers for a request.
-#include "cmd/keel/server/request_gate.h"
+#include "keel/cmd/keel/server/request_gate.h"
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
 #include "absl/strings/str_split.h"
-#include "cmd/keel/server/access_tokens.h"
-#include "cmd/keel/server/client_key.h"
-#include "cmd/keel/server/rate_limiter.h"
-#include "tests/testing/status_matchers.h"
+#include "keel/cmd/keel/server/access_tokens.h"
+#include "keel/cmd/keel/server/api.h"
+#include "keel/cmd/keel/server/client_key.h"
+#include "keel/cmd/keel/server/rate_limiter.h"
+#include "keel/tests/testing/status_matchers.h"
 
 namespace keel::server {
 namespace {
@@ -121,6 +122,13 @@ HttpRequest Request(std::string method, std::string path,
   return request;
 }
 
+// What `gate` answers `request` of `client` at kStart, the request resolved
+// as the session resolves it.
+std::optional<RequestGate::Refusal> Check(RequestGate& gate, const HttpRequest& request,
+                                          absl::string_view client) {
+  return gate.Check(request, Api::Resolve(request), client, kStart);
+}
+
 RequestGate TokenGate() {
   absl::StatusOr<AccessTokens> tokens =
       AccessTokens::Parse(absl::StrCat("read ", kReadToken, "\nwrite ", kWriteToken));
@@ -163,10 +171,43 @@ TEST(RequestGateTest, TokensDecideWhoIsServed) {
       {"readiness probe", Request("GET", "/readyz"), 0, ""},
       {"CORS preflight", Request("OPTIONS", events), 0, ""},
       {"metrics", Request("GET", "/metrics"), 401, "Bearer realm=\"keel\""},
+      // Each route's declared scope: a read token reads groups and dead
+      // letters, and may do nothing that changes them.
+      {"read token describes a group",
+       Request("GET", "/v1/streams/s/groups/g", {{"Authorization", Bearer(kReadToken)}}), 0, ""},
+      {"read token lists dead letters",
+       Request("GET", "/v1/streams/s/dead-letters", {{"Authorization", Bearer(kReadToken)}}), 0,
+       ""},
+      {"read token consumes",
+       Request("POST", "/v1/streams/s/groups/g:consume", {{"Authorization", Bearer(kReadToken)}}),
+       403, "Bearer realm=\"keel\", error=\"insufficient_scope\""},
+      {"read token seeks",
+       Request("POST", "/v1/streams/s/groups/g:seek", {{"Authorization", Bearer(kReadToken)}}), 403,
+       "Bearer realm=\"keel\", error=\"insufficient_scope\""},
+      {"read token republishes",
+       Request("POST", "/v1/streams/s/dead-letters/1:republish",
+               {{"Authorization", Bearer(kReadToken)}}),
+       403, "Bearer realm=\"keel\", error=\"insufficient_scope\""},
+      {"write token seeks",
+       Request("POST", "/v1/streams/s/groups/g:seek", {{"Authorization", Bearer(kWriteToken)}}), 0,
+       ""},
+      // Without a route the method decides: a read token may not learn
+      // which write routes exist, a write token gets its 404 or 405.
+      {"read token POSTs to no route",
+       Request("POST", "/v1/nothing", {{"Authorization", Bearer(kReadToken)}}), 403,
+       "Bearer realm=\"keel\", error=\"insufficient_scope\""},
+      {"read token GETs no route",
+       Request("GET", "/v1/nothing", {{"Authorization", Bearer(kReadToken)}}), 0, ""},
+      {"write token POSTs to no route",
+       Request("POST", "/v1/nothing", {{"Authorization", Bearer(kWriteToken)}}), 0, ""},
+      {"query token on a POST to the SSE path",
+       Request("POST", "/v1/streams/s/sse", {}, {{"access_token", kWriteToken}}), 401,
+       "Bearer realm=\"keel\""},
+      {"a probe's path with another method", Request("POST", "/healthz"), 0, ""},
   };
   for (const auto& c : cases) {
     SCOPED_TRACE(c.name);
-    std::optional<RequestGate::Refusal> refusal = gate.Check(c.request, "127.0.0.1", kStart);
+    std::optional<RequestGate::Refusal> refusal = Check(gate, c.request, "127.0.0.1");
     if (c.status == 0) {
       EXPECT_EQ(refusal, std::nullopt);
       continue;
@@ -185,9 +226,9 @@ TEST(RequestGateTest, TokensDecideWhoIsServed) {
 
 TEST(RequestGateTest, RateLimitComesBeforeTheTokenAndSparesHealthProbes) {
   RequestGate gate(nullptr, /*per_second=*/0.5, /*burst=*/1);
-  EXPECT_EQ(gate.Check(Request("GET", "/v1/streams"), "10.0.0.7", kStart), std::nullopt);
+  EXPECT_EQ(Check(gate, Request("GET", "/v1/streams"), "10.0.0.7"), std::nullopt);
   std::optional<RequestGate::Refusal> refusal =
-      gate.Check(Request("GET", "/v1/streams"), "10.0.0.7", kStart);
+      Check(gate, Request("GET", "/v1/streams"), "10.0.0.7");
   ASSERT_TRUE(refusal.has_value());
   EXPECT_EQ(refusal->response.status, 429);
   EXPECT_EQ(refusal->code, "rate_limited");
@@ -195,34 +236,34 @@ TEST(RequestGateTest, RateLimitComesBeforeTheTokenAndSparesHealthProbes) {
               ::testing::ElementsAre(std::make_pair(std::string("Retry-After"), std::string("2")),
                                      std::make_pair(std::string("Access-Control-Expose-Headers"),
                                                     std::string("Retry-After"))));
-  EXPECT_EQ(gate.Check(Request("GET", "/healthz"), "10.0.0.7", kStart), std::nullopt);
-  EXPECT_EQ(gate.Check(Request("GET", "/v1/streams"), "10.0.0.8", kStart), std::nullopt);
+  EXPECT_EQ(Check(gate, Request("GET", "/healthz"), "10.0.0.7"), std::nullopt);
+  EXPECT_EQ(Check(gate, Request("GET", "/v1/streams"), "10.0.0.8"), std::nullopt);
 
   // With tokens too, a client over its rate is refused before its token is
   // looked at: guessing tokens is rate-limited as well.
   absl::StatusOr<AccessTokens> tokens = AccessTokens::Parse(absl::StrCat("read ", kReadToken));
   ASSERT_OK(tokens);
   RequestGate both(std::make_shared<const AccessTokens>(*tokens), 0.5, 1);
-  EXPECT_EQ(both.Check(Request("GET", "/v1/streams"), "c", kStart)->code, "unauthenticated");
-  EXPECT_EQ(both.Check(Request("GET", "/v1/streams"), "c", kStart)->code, "rate_limited");
+  EXPECT_EQ(Check(both, Request("GET", "/v1/streams"), "c")->code, "unauthenticated");
+  EXPECT_EQ(Check(both, Request("GET", "/v1/streams"), "c")->code, "rate_limited");
 }
 
 TEST(RequestGateTest, WithoutABurstAClientMaySendOneSecondsWorthAtOnce) {
   RequestGate gate(nullptr, /*per_second=*/2.5, /*burst=*/0);  // ceil(2.5) = 3.
   for (int i = 0; i < 3; ++i) {
-    EXPECT_EQ(gate.Check(Request("GET", "/v1/streams"), "c", kStart), std::nullopt) << i;
+    EXPECT_EQ(Check(gate, Request("GET", "/v1/streams"), "c"), std::nullopt) << i;
   }
-  EXPECT_TRUE(gate.Check(Request("GET", "/v1/streams"), "c", kStart).has_value());
+  EXPECT_TRUE(Check(gate, Request("GET", "/v1/streams"), "c").has_value());
   RequestGate slow(nullptr, /*per_second=*/0.1, /*burst=*/0);  // At least 1.
-  EXPECT_EQ(slow.Check(Request("GET", "/v1/streams"), "c", kStart), std::nullopt);
-  EXPECT_TRUE(slow.Check(Request("GET", "/v1/streams"), "c", kStart).has_value());
+  EXPECT_EQ(Check(slow, Request("GET", "/v1/streams"), "c"), std::nullopt);
+  EXPECT_TRUE(Check(slow, Request("GET", "/v1/streams"), "c").has_value());
 }
 
 TEST(RequestGateTest, AnOpenGateServesEverything) {
   RequestGate gate(nullptr, 0, 0);
   EXPECT_FALSE(gate.limits_rate());
   for (int i = 0; i < 100; ++i) {
-    EXPECT_EQ(gate.Check(Request("POST", "/v1/streams/s/events"), "", kStart), std::nullopt);
+    EXPECT_EQ(Check(gate, Request("POST", "/v1/streams/s/events"), ""), std::nullopt);
   }
 }
 

@@ -4,9 +4,9 @@
 #include <gtest/gtest.h>
 
 #include "absl/strings/match.h"
-#include "core/logger.h"
-#include "tests/cmd/daemon/daemon_fixture.h"
-#include "tests/testing/status_matchers.h"
+#include "keel/core/logger.h"
+#include "keel/tests/cmd/daemon/daemon_fixture.h"
+#include "keel/tests/testing/status_matchers.h"
 
 namespace keel::daemon_test {
 namespace {

@@ -1,6 +1,6 @@
 // RequestParser: the bytes of an HTTP/1.1 request, fed as a socket would
 // deliver them, come out as the HttpRequest the API handlers read.
-#include "cmd/keel/server/request_parser.h"
+#include "keel/cmd/keel/server/request_parser.h"
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
@@ -10,7 +10,7 @@
 #include <boost/url/parse.hpp>
 
 #include "absl/strings/str_cat.h"
-#include "tests/testing/status_matchers.h"
+#include "keel/tests/testing/status_matchers.h"
 
 namespace keel::server {
 namespace {

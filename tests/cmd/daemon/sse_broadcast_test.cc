@@ -7,9 +7,9 @@
 #include <thread>
 
 #include "absl/strings/str_cat.h"
-#include "cmd/keel/server/sse_broadcast.h"
-#include "tests/cmd/daemon/daemon_fixture.h"
-#include "tests/testing/status_matchers.h"
+#include "keel/cmd/keel/server/sse_broadcast.h"
+#include "keel/tests/cmd/daemon/daemon_fixture.h"
+#include "keel/tests/testing/status_matchers.h"
 
 namespace keel::daemon_test {
 namespace {

@@ -2,8 +2,8 @@
 // builds, and entries of other servers, epochs or streams are never reused.
 #include <gtest/gtest.h>
 
-#include "cmd/keel/server/sse_frames.h"
-#include "core/cursor.h"
+#include "keel/cmd/keel/server/sse_frames.h"
+#include "keel/core/cursor.h"
 
 namespace keel::server {
 namespace {

@@ -9,12 +9,12 @@
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/synchronization/notification.h"
-#include "cmd/keel/client/errors.h"
-#include "cmd/keel/client/follow.h"
-#include "core/forwarding_bus.h"
-#include "core/logger.h"
-#include "tests/cmd/daemon/daemon_fixture.h"
-#include "tests/testing/status_matchers.h"
+#include "keel/cmd/keel/client/errors.h"
+#include "keel/cmd/keel/client/follow.h"
+#include "keel/core/forwarding_bus.h"
+#include "keel/core/logger.h"
+#include "keel/tests/cmd/daemon/daemon_fixture.h"
+#include "keel/tests/testing/status_matchers.h"
 
 namespace keel::daemon_test {
 namespace {

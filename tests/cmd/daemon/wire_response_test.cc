@@ -4,7 +4,7 @@
 
 #include <boost/beast/http.hpp>
 
-#include "cmd/keel/server/wire_response.h"
+#include "keel/cmd/keel/server/wire_response.h"
 
 namespace keel::server {
 namespace {

@@ -4,10 +4,10 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
-#include "core/driver_factory.h"
-#include "core/logger.h"
-#include "drivers/builtin_drivers.h"
-#include "tests/testing/status_matchers.h"
+#include "keel/core/driver_factory.h"
+#include "keel/core/logger.h"
+#include "keel/drivers/builtin_drivers.h"
+#include "keel/tests/testing/status_matchers.h"
 
 namespace keel::testing {
 namespace {

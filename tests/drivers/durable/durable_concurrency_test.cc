@@ -9,9 +9,9 @@
 #include "absl/container/flat_hash_map.h"
 #include "absl/random/random.h"
 #include "absl/strings/str_cat.h"
-#include "statestore/memory/memory_store.h"
-#include "tests/drivers/durable/durable_test_util.h"
-#include "tests/testing/status_matchers.h"
+#include "keel/statestore/memory/memory_store.h"
+#include "keel/tests/drivers/durable/durable_test_util.h"
+#include "keel/tests/testing/status_matchers.h"
 
 namespace keel::testing {
 namespace {

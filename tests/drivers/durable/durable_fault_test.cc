@@ -9,16 +9,16 @@
 #include <thread>
 
 #include "absl/strings/match.h"
-#include "core/logger.h"
-#include "core/mutex.h"
-#include "core/redactor.h"
-#include "core/stream_policy.h"
-#include "drivers/durable/key_layout.h"
-#include "drivers/durable/runtime_warning.h"
-#include "statestore/fault_injecting_store.h"
-#include "statestore/memory/memory_store.h"
-#include "tests/drivers/durable/durable_test_util.h"
-#include "tests/testing/status_matchers.h"
+#include "keel/core/logger.h"
+#include "keel/core/mutex.h"
+#include "keel/core/redactor.h"
+#include "keel/core/stream_policy.h"
+#include "keel/drivers/durable/key_layout.h"
+#include "keel/drivers/durable/runtime_warning.h"
+#include "keel/statestore/fault_injecting_store.h"
+#include "keel/statestore/memory/memory_store.h"
+#include "keel/tests/drivers/durable/durable_test_util.h"
+#include "keel/tests/testing/status_matchers.h"
 
 namespace keel::testing {
 namespace {

@@ -5,9 +5,9 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
-#include "tests/drivers/durable/durable_restart_fixture.h"
-#include "tests/drivers/durable/durable_test_util.h"
-#include "tests/testing/status_matchers.h"
+#include "keel/tests/drivers/durable/durable_restart_fixture.h"
+#include "keel/tests/drivers/durable/durable_test_util.h"
+#include "keel/tests/testing/status_matchers.h"
 
 namespace keel::testing {
 namespace {

@@ -8,12 +8,12 @@
 
 #include <memory>
 
-#include "core/clock.h"
-#include "core/driver_factory.h"
-#include "core/event_bus.h"
-#include "drivers/builtin_drivers.h"
-#include "tests/testing/status_matchers.h"
-#include "tests/testing/temp_dir.h"
+#include "keel/core/clock.h"
+#include "keel/core/driver_factory.h"
+#include "keel/core/event_bus.h"
+#include "keel/drivers/builtin_drivers.h"
+#include "keel/tests/testing/status_matchers.h"
+#include "keel/tests/testing/temp_dir.h"
 
 namespace keel::testing {
 

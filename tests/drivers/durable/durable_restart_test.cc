@@ -4,12 +4,12 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
-#include "drivers/builtin_drivers.h"
-#include "statestore/state_store.h"
-#include "tests/drivers/durable/durable_test_util.h"
-#include "tests/testing/file_size_limit.h"
-#include "tests/testing/status_matchers.h"
-#include "tests/testing/temp_dir.h"
+#include "keel/drivers/builtin_drivers.h"
+#include "keel/statestore/state_store.h"
+#include "keel/tests/drivers/durable/durable_test_util.h"
+#include "keel/tests/testing/file_size_limit.h"
+#include "keel/tests/testing/status_matchers.h"
+#include "keel/tests/testing/temp_dir.h"
 
 namespace keel::testing {
 namespace {

@@ -8,10 +8,10 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
-#include "core/event_bus.h"
-#include "drivers/durable/durable_bus.h"
-#include "drivers/durable/key_layout.h"
-#include "statestore/state_store.h"
+#include "keel/core/event_bus.h"
+#include "keel/drivers/durable/durable_bus.h"
+#include "keel/drivers/durable/key_layout.h"
+#include "keel/statestore/state_store.h"
 
 namespace keel::testing {
 

@@ -5,15 +5,15 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
-#include "core/errors.h"
-#include "core/group_record.h"
-#include "drivers/durable/epoch_history.h"
-#include "drivers/durable/key_layout.h"
-#include "drivers/durable/recovery.h"
-#include "statestore/fault_injecting_store.h"
-#include "statestore/memory/memory_store.h"
-#include "tests/drivers/durable/durable_test_util.h"
-#include "tests/testing/status_matchers.h"
+#include "keel/core/errors.h"
+#include "keel/core/group_record.h"
+#include "keel/drivers/durable/epoch_history.h"
+#include "keel/drivers/durable/key_layout.h"
+#include "keel/drivers/durable/recovery.h"
+#include "keel/statestore/fault_injecting_store.h"
+#include "keel/statestore/memory/memory_store.h"
+#include "keel/tests/drivers/durable/durable_test_util.h"
+#include "keel/tests/testing/status_matchers.h"
 
 namespace keel::testing {
 namespace {

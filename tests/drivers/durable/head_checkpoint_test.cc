@@ -5,15 +5,15 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
-#include "core/config.h"
-#include "core/logger.h"
-#include "core/stream_policy.h"
-#include "drivers/durable/dedupe_index.h"
-#include "drivers/durable/key_layout.h"
-#include "statestore/fault_injecting_store.h"
-#include "statestore/memory/memory_store.h"
-#include "tests/drivers/durable/durable_test_util.h"
-#include "tests/testing/status_matchers.h"
+#include "keel/core/config.h"
+#include "keel/core/logger.h"
+#include "keel/core/stream_policy.h"
+#include "keel/drivers/durable/dedupe_index.h"
+#include "keel/drivers/durable/key_layout.h"
+#include "keel/statestore/fault_injecting_store.h"
+#include "keel/statestore/memory/memory_store.h"
+#include "keel/tests/drivers/durable/durable_test_util.h"
+#include "keel/tests/testing/status_matchers.h"
 
 namespace keel::testing {
 namespace {

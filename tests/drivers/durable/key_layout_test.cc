@@ -1,13 +1,13 @@
 // The durable key layout: records round-trip, entry keys sort by sequence
 // within a stream and never interleave with another stream's, and every
 // damaged record is rejected.
-#include "drivers/durable/key_layout.h"
+#include "keel/drivers/durable/key_layout.h"
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
-#include "core/fnv.h"
-#include "tests/testing/status_matchers.h"
+#include "keel/core/fnv.h"
+#include "keel/tests/testing/status_matchers.h"
 
 namespace keel::durable {
 namespace {

@@ -4,12 +4,12 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
-#include "core/logger.h"
-#include "drivers/durable/crc32c.h"
-#include "drivers/durable/key_layout.h"
-#include "statestore/memory/memory_store.h"
-#include "tests/drivers/durable/durable_test_util.h"
-#include "tests/testing/status_matchers.h"
+#include "keel/core/logger.h"
+#include "keel/drivers/durable/crc32c.h"
+#include "keel/drivers/durable/key_layout.h"
+#include "keel/statestore/memory/memory_store.h"
+#include "keel/tests/drivers/durable/durable_test_util.h"
+#include "keel/tests/testing/status_matchers.h"
 
 namespace keel::testing {
 namespace {

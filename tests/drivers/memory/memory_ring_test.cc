@@ -3,8 +3,8 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
-#include "drivers/memory/memory_bus.h"
-#include "tests/testing/status_matchers.h"
+#include "keel/drivers/memory/memory_bus.h"
+#include "keel/tests/testing/status_matchers.h"
 
 namespace keel::testing {
 namespace {

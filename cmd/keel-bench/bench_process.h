@@ -1,6 +1,6 @@
-// Process and socket helpers of the `keel bench` network modes (http, sse):
+// Process and socket helpers of the `keel-bench` network modes (http, sse):
 // find and run external programs (redis-server, redis-benchmark, the keel
-// binary itself), pick a free loopback port, wait for a listener, read a
+// binary), pick a free loopback port, wait for a listener, read a
 // process's resident memory, raise the open-file limit.
 //
 // Thread safety: the functions are safe anywhere; a ChildProcess is used by
@@ -21,13 +21,19 @@
 #include "absl/strings/string_view.h"
 #include "absl/time/time.h"
 
-namespace keel::cli::bench {
+namespace keel::bench {
 
 // The absolute path of `name` on $PATH, or "" when it is not there.
 std::string FindProgram(const std::string& name);
 
 // The running executable (/proc/self/exe).
 std::string SelfExecutable();
+
+// The keel binary of the same build as the keel-bench at `bench_path`: a
+// `keel` in the same directory, else the build tree's (keel-bench in
+// <build>/cmd/keel-bench/, keel in <build>/cmd/keel/), else `keel` on $PATH;
+// "" when there is none.
+std::string KeelProgramBeside(const std::string& bench_path);
 
 // A port that was free on 127.0.0.1 a moment ago (bound to 0, then closed).
 absl::StatusOr<uint16_t> FreeLoopbackPort();
@@ -104,6 +110,6 @@ class ScratchDir {
   const bool keep_;
 };
 
-}  // namespace keel::cli::bench
+}  // namespace keel::bench
 
 #endif  // KEEL_CMD_KEEL_BENCH_BENCH_PROCESS_H_

@@ -1,4 +1,4 @@
-// `keel bench http`: HTTP publish throughput of an in-process Keel daemon
+// `keel-bench http`: HTTP publish throughput of an in-process Keel daemon
 // against Redis Streams XADD, measured in the same run on the same payload
 // (issue 4, "Benchmarks"):
 //
@@ -52,17 +52,17 @@
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
 #include "absl/strings/ascii.h"
-#include "cmd/keel/bench/bench_mode.h"
-#include "cmd/keel/bench/bench_process.h"
-#include "cmd/keel/bench/bench_report.h"
-#include "cmd/keel/bench/http_load.h"
-#include "cmd/keel/server/api.h"
-#include "cmd/keel/server/metrics.h"
-#include "cmd/keel/server/server.h"
-#include "core/driver_factory.h"
-#include "core/status_macros.h"
+#include "keel/cmd/keel-bench/bench_mode.h"
+#include "keel/cmd/keel-bench/bench_process.h"
+#include "keel/cmd/keel-bench/bench_report.h"
+#include "keel/cmd/keel-bench/http_load.h"
+#include "keel/cmd/keel/server/api.h"
+#include "keel/cmd/keel/server/metrics.h"
+#include "keel/cmd/keel/server/server.h"
+#include "keel/core/driver_factory.h"
+#include "keel/core/status_macros.h"
 
-namespace keel::cli::bench {
+namespace keel::bench {
 namespace {
 
 namespace fs = std::filesystem;
@@ -75,7 +75,7 @@ constexpr char kStream[] = "bench";
 // thread. With one client thread the daemon's passes were smaller (a LevelDB
 // log write per ~6 requests against ~15) and the two vCPUs 10-14% idle
 // (5-8% during Redis's slices); with two, single-event publishes went from
-// about parity with Redis to 1.1-1.25x (BENCHMARKS.md, session 18).
+// about parity with Redis to 1.1-1.25x.
 // redis-benchmark was no faster with a second thread (--http-redis-threads),
 // so Redis keeps its default of one.
 constexpr int kDefaultClientThreads = 2;
@@ -650,20 +650,20 @@ class HttpBench final : public BenchMode {
         ("keep", "keep the stores instead of removing them");
   }
 
-  int Run(const po::variables_map& vars, CommandIo& io) const override {
+  int Run(const po::variables_map& vars, BenchIo& io) const override {
     absl::StatusOr<HttpOptions> options = OptionsFrom(vars);
     if (!options.ok()) {
-      io.err << "keel bench http: " << options.status().message() << "\n";
+      io.err << "keel-bench http: " << options.status().message() << "\n";
       return kExitUsage;
     }
     bool baseline_missing = false;
     absl::Status status = RunAll(*options, io.out, baseline_missing);
     if (!status.ok()) {
-      io.err << "keel bench http: " << status << "\n";
+      io.err << "keel-bench http: " << status << "\n";
       return kExitFailure;
     }
     if (baseline_missing) {
-      io.err << "keel bench http: the Redis baseline is missing (redis-server and "
+      io.err << "keel-bench http: the Redis baseline is missing (redis-server and "
                 "redis-benchmark must be on PATH); exit "
              << kExitBaselineMissing << "\n";
       return kExitBaselineMissing;
@@ -692,7 +692,7 @@ absl::Status HttpBench::RunAll(const HttpOptions& o, std::ostream& out,
   }
   const std::string payload = Payload(o.payload_bytes);
 
-  out << "keel bench http" << (o.quick ? " --quick (smoke run: figures are not meaningful)" : "")
+  out << "keel-bench http" << (o.quick ? " --quick (smoke run: figures are not meaningful)" : "")
       << "\n"
       << "  keel: in-process daemon (durable driver, LevelDB under " << root << "), "
       << o.io_threads << " I/O + " << o.blocking_threads << " blocking threads; load generator "
@@ -774,4 +774,4 @@ absl::Status HttpBench::RunAll(const HttpOptions& o, std::ostream& out,
 
 std::unique_ptr<BenchMode> NewHttpBench() { return std::make_unique<HttpBench>(); }
 
-}  // namespace keel::cli::bench
+}  // namespace keel::bench

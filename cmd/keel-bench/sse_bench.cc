@@ -1,6 +1,7 @@
-// `keel bench sse`: SSE fan-out latency and memory, and SSE catch-up speed
+// `keel-bench sse`: SSE fan-out latency and memory, and SSE catch-up speed
 // (issue 4, "Benchmarks"), against a `keel daemon` child process so that the
-// daemon's memory is measured alone:
+// daemon's memory is measured alone (the keel binary of --keel; by default
+// the one of the same build, KeelProgramBeside):
 //
 //   1. fan-out: N concurrent SSE connections (default 10,000) on one stream
 //      from a client with few threads (Asio connects; each reader thread
@@ -47,15 +48,15 @@
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
 #include "absl/time/clock.h"
-#include "cmd/keel/bench/bench_mode.h"
-#include "cmd/keel/bench/bench_process.h"
-#include "cmd/keel/bench/bench_report.h"
-#include "cmd/keel/bench/http_load.h"
-#include "cmd/keel/server/server.h"
-#include "core/mutex.h"
-#include "core/status_macros.h"
+#include "keel/cmd/keel-bench/bench_mode.h"
+#include "keel/cmd/keel-bench/bench_process.h"
+#include "keel/cmd/keel-bench/bench_report.h"
+#include "keel/cmd/keel-bench/http_load.h"
+#include "keel/cmd/keel/server/server.h"
+#include "keel/core/mutex.h"
+#include "keel/core/status_macros.h"
 
-namespace keel::cli::bench {
+namespace keel::bench {
 namespace {
 
 namespace fs = std::filesystem;
@@ -73,6 +74,7 @@ uint64_t NowNanos() {
 }
 
 struct SseOptions {
+  std::string keel;  // The keel binary run as the daemon.
   bool quick = false;
   std::string dir;
   bool keep = false;
@@ -103,6 +105,20 @@ T Pick(const po::variables_map& vars, const char* name, bool quick, T quick_valu
 
 absl::StatusOr<SseOptions> OptionsFrom(const po::variables_map& vars) {
   SseOptions o;
+  if (vars.count("keel")) {
+    o.keel = FindProgram(vars["keel"].as<std::string>());
+    if (o.keel.empty()) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "--keel: '", vars["keel"].as<std::string>(), "' is not an executable program"));
+    }
+  } else {
+    o.keel = KeelProgramBeside(SelfExecutable());
+    if (o.keel.empty()) {
+      return absl::InvalidArgumentError(
+          "cannot find the keel binary (next to keel-bench, in the build tree's cmd/keel/ or "
+          "on PATH); name it with --keel");
+    }
+  }
   o.quick = vars.count("quick") > 0;
   const bool q = o.quick;
   if (vars.count("dir")) o.dir = vars["dir"].as<std::string>();
@@ -578,11 +594,9 @@ struct Daemon {
 };
 
 absl::StatusOr<Daemon> StartDaemon(const SseOptions& o, const std::string& root) {
-  const std::string self = SelfExecutable();
-  if (self.empty()) return absl::UnavailableError("cannot find the keel executable");
   const std::string port_file = (fs::path(root) / "daemon.port").string();
   std::vector<std::string> argv = {
-      self,          "daemon",  "--listen",     "127.0.0.1:0",
+      o.keel,        "daemon",  "--listen",     "127.0.0.1:0",
       "--port-file", port_file, "--data-dir",   (fs::path(root) / "data").string(),
       "--sync",      o.sync,    "--io-threads", absl::StrCat(o.io_threads),
       "--sse-threads", absl::StrCat(o.sse_threads), "--log-level", "warn"};
@@ -887,23 +901,26 @@ class SseBench final : public BenchMode {
         "sse-drain-timeout", po::value<double>()->default_value(30),
         "seconds without progress after which missing deliveries count as lost")(
         "sse-cases", po::value<std::string>()->default_value("fanout,catchup"),
-        "cases to run: fanout, catchup")
-        // Shared with other modes (bench_command.cc registers each name once).
+        "cases to run: fanout, catchup")(
+        "keel", po::value<std::string>(),
+        "the keel binary to run as the daemon (default: the keel of the same build: next to "
+        "keel-bench, else the build tree's cmd/keel/keel, else keel on PATH)")
+        // The generic flags every mode has (bench_mode.h).
         ("quick", "a small smoke run for CI; figures are not meaningful")(
             "dir", po::value<std::string>(),
             "parent directory for the stores (default: the system temp dir)")(
             "keep", "keep the stores instead of removing them");
   }
 
-  int Run(const po::variables_map& vars, CommandIo& io) const override {
+  int Run(const po::variables_map& vars, BenchIo& io) const override {
     absl::StatusOr<SseOptions> options = OptionsFrom(vars);
     if (!options.ok()) {
-      io.err << "keel bench sse: " << options.status().message() << "\n";
+      io.err << "keel-bench sse: " << options.status().message() << "\n";
       return kExitUsage;
     }
     absl::Status status = RunAll(*options, io.out);
     if (!status.ok()) {
-      io.err << "keel bench sse: " << status << "\n";
+      io.err << "keel-bench sse: " << status << "\n";
       return kExitFailure;
     }
     return kExitOk;
@@ -933,7 +950,7 @@ absl::Status SseBench::RunAll(SseOptions o, std::ostream& out) const {
   }
 
   KEEL_ASSIGN_OR_RETURN(Daemon daemon, StartDaemon(o, root));
-  out << "keel bench sse" << (o.quick ? " --quick (smoke run: figures are not meaningful)" : "")
+  out << "keel-bench sse" << (o.quick ? " --quick (smoke run: figures are not meaningful)" : "")
       << "\n  daemon: child process, pid " << daemon.process.pid() << ": " << daemon.command
       << "\n  clients: " << o.client_threads << " reader thread(s) in this process; " << limit_note
       << "\n  machine: " << std::thread::hardware_concurrency()
@@ -1022,4 +1039,4 @@ absl::Status SseBench::RunAll(SseOptions o, std::ostream& out) const {
 
 std::unique_ptr<BenchMode> NewSseBench() { return std::make_unique<SseBench>(); }
 
-}  // namespace keel::cli::bench
+}  // namespace keel::bench

@@ -3,7 +3,7 @@
 // its default write buffer and block cache, 10-bit Bloom filter, snappy), so
 // that a raw baseline and the durable driver differ only in Keel's layers.
 //
-// Used only by `keel bench storage` for its baselines and to generate large
+// Used only by `keel-bench storage` for its baselines and to generate large
 // stores in the durable driver's key layout quickly.
 //
 // Thread safety: as leveldb::DB.
@@ -18,7 +18,7 @@
 #include "leveldb/db.h"
 #include "leveldb/filter_policy.h"
 
-namespace keel::cli::bench {
+namespace keel::bench {
 
 class RawLevelDb {
  public:
@@ -36,6 +36,6 @@ class RawLevelDb {
 // Maps a LevelDB status for messages.
 absl::Status FromLevelDbStatus(const leveldb::Status& status, const std::string& path);
 
-}  // namespace keel::cli::bench
+}  // namespace keel::bench
 
 #endif  // KEEL_CMD_KEEL_BENCH_RAW_LEVELDB_H_

@@ -1,4 +1,4 @@
-// `keel bench storage`: the durable driver over LevelDB against raw LevelDB,
+// `keel-bench storage`: the durable driver over LevelDB against raw LevelDB,
 // measured in the same run on the same generated events (issue 3):
 //
 //   1. write:  raw WriteBatch of 1000 (sync=false) vs durable `sync=none`
@@ -12,7 +12,7 @@
 //
 // Same keys and values: every event gets its id before publishing, and the
 // bus runs on a fixed clock, so the durable driver writes byte for byte the
-// entries (EntryKey/EncodeEntry) and head records (HeadKey/EncodeHead) that
+// entries (EntryKey/EntryValue) and head records (HeadKey/HeadValue) that
 // the raw baselines write (heads by the driver's rule: with a stream's first
 // events and at head checkpoints). The raw baselines get pre-encoded keys and values:
 // they measure LevelDB alone. Figures are printed, never asserted.
@@ -34,26 +34,24 @@
 #include "absl/strings/str_split.h"
 #include "absl/synchronization/mutex.h"
 #include "absl/time/clock.h"
-#include "cmd/keel/bench/bench_mode.h"
-#include "cmd/keel/bench/bench_report.h"
-#include "cmd/keel/bench/raw_leveldb.h"
-#include "core/clock.h"
-#include "core/driver_factory.h"
-#include "core/publish_validation.h"
-#include "core/status_macros.h"
-#include "drivers/durable/durable_bus.h"
-#include "drivers/durable/head_checkpoints.h"
-#include "drivers/durable/key_layout.h"
+#include "keel/cmd/keel-bench/bench_mode.h"
+#include "keel/cmd/keel-bench/bench_report.h"
+#include "keel/cmd/keel-bench/raw_leveldb.h"
+#include "keel/core/clock.h"
+#include "keel/core/driver_factory.h"
+#include "keel/core/publish_validation.h"
+#include "keel/core/status_macros.h"
+#include "keel/drivers/durable/raw_layout.h"
 #include "leveldb/iterator.h"
 #include "leveldb/options.h"
 #include "leveldb/write_batch.h"
-#include "statestore/leveldb/leveldb_store.h"
+#include "keel/statestore/leveldb/leveldb_store.h"
 
-namespace keel::cli::bench {
+namespace keel::bench {
 namespace {
 
 namespace fs = std::filesystem;
-using durable::Head;
+using durable::raw::RawHead;
 
 constexpr char kEventType[] = "bench.storage";
 constexpr char kContentType[] = "application/octet-stream";
@@ -212,7 +210,7 @@ struct EventSet {
   std::vector<std::string> streams;
   std::vector<Event> events;         // Ready to publish (id and stream set).
   std::vector<std::string> keys;     // EntryKey of each event.
-  std::vector<std::string> values;   // EncodeEntry of each event, as stored.
+  std::vector<std::string> values;   // EntryValue of each event, as stored.
   std::vector<uint64_t> sizes;       // Event::ApproximateSize, for heads.
   std::vector<std::string> head_keys;  // HeadKey of each stream.
   uint64_t entry_bytes = 0;          // Sum of key and value sizes.
@@ -232,7 +230,7 @@ EventSet GenerateEvents(const StorageOptions& o) {
   set.time = absl::FromUnixMicros(absl::ToUnixMicros(absl::Now()));
   for (uint64_t s = 0; s < o.streams; ++s) {
     set.streams.push_back(StreamName("bench-", s, 3));
-    set.head_keys.push_back(durable::HeadKey(set.streams.back()));
+    set.head_keys.push_back(durable::raw::HeadKey(set.streams.back()));
   }
   std::mt19937_64 rng(o.seed);
   set.events.resize(o.events);
@@ -247,8 +245,8 @@ EventSet GenerateEvents(const StorageOptions& o) {
     e.id = NewEventId(set.time);
     e.time = set.time;
     FillRandom(rng, o.payload_bytes, e.payload);
-    set.keys[i] = durable::EntryKey(e.stream, set.sequence_of(i));
-    set.values[i] = durable::EncodeEntry(e);
+    set.keys[i] = durable::raw::EntryKey(e.stream, set.sequence_of(i));
+    set.values[i] = durable::raw::EntryValue(e);
     set.sizes[i] = e.ApproximateSize();
     set.entry_bytes += set.keys[i].size() + set.values[i].size();
     e.time = absl::InfinitePast();  // The bus assigns it (from the fixed clock).
@@ -261,10 +259,10 @@ EventSet GenerateEvents(const StorageOptions& o) {
 // Writes events of `set` with raw LevelDB in batches of `batch_events`, with
 // the head records the durable driver writes: a stream's head in the batch
 // that starts the stream, and every lagging head at a head checkpoint
-// (durable::HeadCheckpoints, at the driver's default interval of 1 GiB,
-// which the default sizes do not reach; the synced barrier the driver adds
-// before a checkpoint without sync is not mirrored). Successive Write calls
-// continue the streams.
+// (durable::raw::HeadCheckpointRule, at the driver's default interval of 1
+// GiB, which the default sizes do not reach; the synced barrier the driver
+// adds before a checkpoint without sync is not mirrored). Successive Write
+// calls continue the streams.
 class RawWriter {
  public:
   static absl::StatusOr<std::unique_ptr<RawWriter>> Open(const std::string& path,
@@ -284,7 +282,7 @@ class RawWriter {
       uint64_t batch_bytes = 0;
       for (size_t i = first; i < last; ++i) {
         const size_t s = set_.stream_of(i);
-        Head& head = heads_[s];
+        RawHead& head = heads_[s];
         if (!touched_[s]) {
           touched_[s] = head.started() ? kTouched : kStarts;
           touched_list_.push_back(s);
@@ -298,15 +296,15 @@ class RawWriter {
       const bool checkpoint = checkpoints_.Due(batch_bytes);
       if (checkpoint) {
         for (size_t s = 0; s < set_.streams.size(); ++s) {
-          if (!touched_[s] && checkpoints_.lagging().contains(set_.streams[s])) {
-            batch_.Put(set_.head_keys[s], durable::EncodeHead(heads_[s]));
+          if (!touched_[s] && checkpoints_.Lagging(set_.streams[s])) {
+            batch_.Put(set_.head_keys[s], durable::raw::HeadValue(heads_[s]));
           }
         }
       }
       std::vector<absl::string_view> unwritten;
       for (size_t s : touched_list_) {
         if (checkpoint || touched_[s] == kStarts) {
-          batch_.Put(set_.head_keys[s], durable::EncodeHead(heads_[s]));
+          batch_.Put(set_.head_keys[s], durable::raw::HeadValue(heads_[s]));
         } else {
           unwritten.push_back(set_.streams[s]);
         }
@@ -325,8 +323,7 @@ class RawWriter {
         set_(set),
         raw_(std::move(raw)),
         heads_(set.streams.size()),
-        touched_(set.streams.size(), 0),
-        checkpoints_(DurableOptions().head_checkpoint_bytes) {}
+        touched_(set.streams.size(), 0) {}
 
   // touched_ values: in this batch, and whether the batch starts the stream.
   static constexpr char kTouched = 1;
@@ -335,10 +332,10 @@ class RawWriter {
   const std::string path_;
   const EventSet& set_;
   const std::unique_ptr<RawLevelDb> raw_;
-  std::vector<Head> heads_;
+  std::vector<RawHead> heads_;
   std::vector<char> touched_;
   std::vector<size_t> touched_list_;
-  durable::HeadCheckpoints checkpoints_;
+  durable::raw::HeadCheckpointRule checkpoints_;
   leveldb::WriteBatch batch_;
 };
 
@@ -551,10 +548,11 @@ absl::StatusOr<ReadResult> RawIterate(const std::string& path, bool store_read_o
   // skips block checksums; the store verifies them.
   options.fill_cache = false;
   options.verify_checksums = store_read_options;
+  const std::string prefix = durable::raw::EntryKeyPrefix();
   ReadResult result;
   Stopwatch watch;
   std::unique_ptr<leveldb::Iterator> it(raw->db().NewIterator(options));
-  for (it->Seek("E"); it->Valid() && it->key()[0] == 'E'; it->Next()) {
+  for (it->Seek(prefix); it->Valid() && it->key().starts_with(prefix); it->Next()) {
     result.bytes += it->key().size() + it->value().size();
     ++result.events;
   }
@@ -602,9 +600,9 @@ absl::StatusOr<ReopenResult> GenerateReopenStore(const std::string& path, uint64
   std::vector<std::string> head_keys;
   for (uint64_t s = 0; s < streams; ++s) {
     names.push_back(StreamName("r-", s, 5));
-    head_keys.push_back(durable::HeadKey(names.back()));
+    head_keys.push_back(durable::raw::HeadKey(names.back()));
   }
-  std::vector<Head> heads(streams);
+  std::vector<RawHead> heads(streams);
   std::vector<char> touched(streams, 0);
   std::vector<size_t> touched_list;
   std::mt19937_64 rng(seed);
@@ -624,18 +622,18 @@ absl::StatusOr<ReopenResult> GenerateReopenStore(const std::string& path, uint64
       e.stream = names[s];
       e.id = NewEventId(time);
       FillRandom(rng, payload_bytes, e.payload);
-      Head& head = heads[s];
+      RawHead& head = heads[s];
       if (head.count() == 0) head.oldest_time = time;
       head.next = seq + 1;
       head.bytes += e.ApproximateSize();
-      batch.Put(durable::EntryKey(names[s], seq), durable::EncodeEntry(e));
+      batch.Put(durable::raw::EntryKey(names[s], seq), durable::raw::EntryValue(e));
       if (!touched[s]) {
         touched[s] = 1;
         touched_list.push_back(s);
       }
     }
     for (size_t s : touched_list) {
-      batch.Put(head_keys[s], durable::EncodeHead(heads[s]));
+      batch.Put(head_keys[s], durable::raw::HeadValue(heads[s]));
       touched[s] = 0;
     }
     touched_list.clear();
@@ -748,15 +746,15 @@ class StorageBench final : public BenchMode {
                   "meaningful");
   }
 
-  int Run(const po::variables_map& vars, CommandIo& io) const override {
+  int Run(const po::variables_map& vars, BenchIo& io) const override {
     absl::StatusOr<StorageOptions> options = OptionsFrom(vars);
     if (!options.ok()) {
-      io.err << "keel bench storage: " << options.status().message() << "\n";
+      io.err << "keel-bench storage: " << options.status().message() << "\n";
       return kExitUsage;
     }
     absl::Status status = RunAll(*options, io.out);
     if (!status.ok()) {
-      io.err << "keel bench storage: " << status << "\n";
+      io.err << "keel-bench storage: " << status << "\n";
       return kExitFailure;
     }
     return kExitOk;
@@ -785,7 +783,7 @@ absl::Status StorageBench::RunAll(const StorageOptions& o, std::ostream& out) co
   auto sub = [&](absl::string_view name) { return (fs::path(root) / std::string(name)).string(); };
   const fs::space_info space = fs::space(root, ec);
 
-  out << "keel bench storage" << (o.quick ? " --quick (smoke run: figures are not meaningful)" : "")
+  out << "keel-bench storage" << (o.quick ? " --quick (smoke run: figures are not meaningful)" : "")
       << "\n"
       << "  events: " << Thousands(o.events) << " x " << o.payload_bytes
       << "-byte random payloads over " << o.streams << " streams; stores under " << root << " ("
@@ -1110,4 +1108,4 @@ absl::Status StorageBench::RunAll(const StorageOptions& o, std::ostream& out) co
 
 std::unique_ptr<BenchMode> NewStorageBench() { return std::make_unique<StorageBench>(); }
 
-}  // namespace keel::cli::bench
+}  // namespace keel::bench

@@ -1,4 +1,4 @@
-// An HTTP/1.1 load generator for `keel bench http` and `keel bench sse`.
+// An HTTP/1.1 load generator for `keel-bench http` and `keel-bench sse`.
 //
 // RunHttpLoad opens `connections` keep-alive connections, served by
 // `threads` client threads (an epoll loop each), and on each sends one fixed request, reads the
@@ -27,7 +27,7 @@
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
 
-namespace keel::cli::bench {
+namespace keel::bench {
 
 // A complete HTTP/1.1 POST request with a JSON body, keep-alive.
 std::string JsonPostRequest(absl::string_view host, absl::string_view target,
@@ -82,6 +82,6 @@ class BlockingHttpClient {
   std::unique_ptr<Impl> impl_;
 };
 
-}  // namespace keel::cli::bench
+}  // namespace keel::bench
 
 #endif  // KEEL_CMD_KEEL_BENCH_HTTP_LOAD_H_

@@ -1,4 +1,4 @@
-#include "cmd/keel/bench/http_load.h"
+#include "keel/cmd/keel-bench/http_load.h"
 
 #include <arpa/inet.h>
 #include <fcntl.h>
@@ -27,10 +27,10 @@
 #include "absl/strings/match.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
-#include "cmd/keel/bench/bench_process.h"
-#include "core/mutex.h"
+#include "keel/cmd/keel-bench/bench_process.h"
+#include "keel/core/mutex.h"
 
-namespace keel::cli::bench {
+namespace keel::bench {
 namespace {
 
 namespace net = boost::asio;
@@ -348,4 +348,4 @@ absl::StatusOr<BlockingHttpClient::Response> BlockingHttpClient::RoundTrip(
   }
 }
 
-}  // namespace keel::cli::bench
+}  // namespace keel::bench

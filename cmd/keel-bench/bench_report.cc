@@ -1,4 +1,4 @@
-#include "cmd/keel/bench/bench_report.h"
+#include "keel/cmd/keel-bench/bench_report.h"
 
 #include <algorithm>
 #include <ostream>
@@ -6,7 +6,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 
-namespace keel::cli::bench {
+namespace keel::bench {
 
 std::string Thousands(uint64_t n) {
   std::string digits = absl::StrCat(n);
@@ -113,4 +113,4 @@ int ResultTable::Print(std::ostream& out) const {
   return misses;
 }
 
-}  // namespace keel::cli::bench
+}  // namespace keel::bench

@@ -1,4 +1,4 @@
-#include "cmd/keel/bench/bench_process.h"
+#include "keel/cmd/keel-bench/bench_process.h"
 
 #include <filesystem>
 
@@ -28,7 +28,7 @@
 
 extern char** environ;
 
-namespace keel::cli::bench {
+namespace keel::bench {
 namespace {
 
 int ExitCodeOf(int wait_status) {
@@ -63,6 +63,20 @@ std::string SelfExecutable() {
   ssize_t n = ::readlink("/proc/self/exe", buffer, sizeof(buffer) - 1);
   if (n <= 0) return "";
   return std::string(buffer, static_cast<size_t>(n));
+}
+
+std::string KeelProgramBeside(const std::string& bench_path) {
+  if (!bench_path.empty()) {
+    namespace fs = std::filesystem;
+    const fs::path dir = fs::path(bench_path).parent_path();
+    for (const fs::path& candidate : {dir / "keel", dir.parent_path() / "keel" / "keel"}) {
+      std::error_code ec;
+      if (fs::is_regular_file(candidate, ec) && ::access(candidate.c_str(), X_OK) == 0) {
+        return candidate.lexically_normal().string();
+      }
+    }
+  }
+  return FindProgram("keel");
 }
 
 absl::StatusOr<uint16_t> FreeLoopbackPort() {
@@ -313,4 +327,4 @@ ScratchDir::~ScratchDir() {
   if (!keep_) std::filesystem::remove_all(path_, ignored);
 }
 
-}  // namespace keel::cli::bench
+}  // namespace keel::bench

@@ -1,4 +1,4 @@
-// Helpers shared by `keel bench` modes: a stopwatch, number formatting and
+// Helpers shared by `keel-bench` modes: a stopwatch, number formatting and
 // the result table (figure, baseline, ratio, target, PASS/MISS).
 //
 // A result is printed, never asserted: PASS/MISS compares the ratio with the
@@ -15,7 +15,7 @@
 #include <string>
 #include <vector>
 
-namespace keel::cli::bench {
+namespace keel::bench {
 
 class Stopwatch {
  public:
@@ -75,6 +75,6 @@ class ResultTable {
   std::vector<ResultRow> rows_;
 };
 
-}  // namespace keel::cli::bench
+}  // namespace keel::bench
 
 #endif  // KEEL_CMD_KEEL_BENCH_BENCH_REPORT_H_

@@ -1,12 +1,12 @@
-#include "cmd/keel/bench/raw_leveldb.h"
+#include "keel/cmd/keel-bench/raw_leveldb.h"
 
 #include <filesystem>
 
 #include "absl/strings/str_cat.h"
 #include "leveldb/options.h"
-#include "statestore/leveldb/leveldb_store.h"
+#include "keel/statestore/leveldb/leveldb_store.h"
 
-namespace keel::cli::bench {
+namespace keel::bench {
 
 absl::Status FromLevelDbStatus(const leveldb::Status& status, const std::string& path) {
   if (status.ok()) return absl::OkStatus();
@@ -33,4 +33,4 @@ absl::StatusOr<std::unique_ptr<RawLevelDb>> RawLevelDb::Open(const std::string& 
   return raw;
 }
 
-}  // namespace keel::cli::bench
+}  // namespace keel::bench

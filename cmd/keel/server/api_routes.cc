@@ -1,0 +1,51 @@
+// The route table of HTTP API v1: rfcs/0004-http-api.md §3, one line a
+// route. What each route needs of a token (Scope) is what RequestGate
+// checks; today's `read` tokens pass kRead routes only, `write` tokens all.
+#include "keel/cmd/keel/server/api.h"
+
+namespace keel::server {
+
+const RouteTable& Api::Table() {
+  static const RouteTable* const table = new RouteTable({
+      // The publish first: it is most of the traffic, and matching stops at
+      // the first pattern that fits.
+      {"POST", "/v1/streams/{stream}/events", Scope::kPublish, "publish", &Api::Publish},
+      {"GET", "/v1/streams/{stream}/events", Scope::kRead, "replay", &Api::Replay},
+      {"GET", "/v1/streams/{stream}/sse", Scope::kRead, "sse", kStreamedRoute},
+      {"GET", "/v1/streams/{stream}", Scope::kRead, "bounds", &Api::Bounds},
+      {"PUT", "/v1/streams/{stream}", Scope::kAdmin, "declare", &Api::Declare},
+      {"GET", "/v1/streams", Scope::kRead, "list streams", &Api::ListStreams},
+      // Group names may contain ':': an action is what follows the last
+      // one, so the actions' patterns come before the bare group's (and a
+      // group whose name ends in ":consume", ":commit" or ":seek" cannot
+      // be described over HTTP).
+      {"POST", "/v1/streams/{stream}/groups/{group}:consume", Scope::kConsume, "consume",
+       &Api::ConsumeGroup},
+      {"POST", "/v1/streams/{stream}/groups/{group}:commit", Scope::kConsume, "commit",
+       &Api::CommitGroup},
+      {"POST", "/v1/streams/{stream}/groups/{group}:seek", Scope::kAdmin, "seek", &Api::SeekGroup},
+      {"GET", "/v1/streams/{stream}/groups/{group}", Scope::kRead, "describe group",
+       &Api::DescribeGroup},
+      {"GET", "/v1/streams/{stream}/groups", Scope::kRead, "list groups", &Api::ListGroups},
+      {"POST", "/v1/streams/{stream}/dead-letters/{sequence}:republish", Scope::kAdmin, "republish",
+       &Api::RepublishDeadLetter},
+      {"GET", "/v1/streams/{stream}/dead-letters/{sequence}", Scope::kRead, "dead letter",
+       &Api::ShowDeadLetter},
+      {"GET", "/v1/streams/{stream}/dead-letters", Scope::kRead, "dead letters",
+       &Api::ListDeadLetters},
+      {"GET", "/healthz", Scope::kNone, "health", &Api::Health},
+      {"GET", "/readyz", Scope::kNone, "readiness", &Api::Ready},
+      {"GET", "/metrics", Scope::kRead, "metrics", &Api::MetricsText},
+  });
+  return *table;
+}
+
+RouteMatch Api::Resolve(const HttpRequest& request) { return Table().Match(request); }
+
+absl::Span<const Route> Api::Routes() { return Table().routes(); }
+
+bool Api::IsPublish(const RouteMatch& route) {
+  return route.route != nullptr && route.route->handler == &Api::Publish;
+}
+
+}  // namespace keel::server

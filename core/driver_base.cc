@@ -30,6 +30,12 @@ absl::Status DriverBase::InitMetadata(std::unique_ptr<MetadataStore> store) {
   return absl::OkStatus();
 }
 
+absl::Status DriverBase::RefreshDeclaration(absl::string_view stream) {
+  return policies_->Refresh(stream);
+}
+
+absl::Status DriverBase::RefreshDeclarations() { return policies_->RefreshAll(); }
+
 absl::Status DriverBase::Declare(absl::string_view stream, const StreamPolicy& policy) {
   return policies_->Declare(stream, policy);
 }
@@ -89,8 +95,8 @@ absl::StatusOr<AppendRequest> DriverBase::PrepareAppend(absl::string_view stream
   const StreamPolicy policy = policies_->PolicyOf(stream);
   PublishLimits limits = limits_;
   limits.max_event_bytes = policy.max_payload_bytes;
-  KEEL_RETURN_IF_ERROR(PrepareForPublish(stream, events, *context_.clock,
-                                         context_.redactor.get(), limits));
+  KEEL_RETURN_IF_ERROR(
+      PrepareForPublish(stream, events, *context_.clock, context_.redactor.get(), limits));
   return AppendRequest{options.expected_last_sequence, policy.dedupe_window};
 }
 

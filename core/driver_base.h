@@ -62,8 +62,7 @@ class DriverBase : public EventBus, public Replayer {
   // Runs TrimRetention like a publish: kClosed once Close began, and Close
   // waits for a trim in progress.
   absl::StatusOr<TrimReport> Trim(size_t budget) final;
-  absl::StatusOr<std::unique_ptr<Subscription>> Subscribe(
-      const SubscribeOptions& options) override;
+  absl::StatusOr<std::unique_ptr<Subscription>> Subscribe(const SubscribeOptions& options) override;
   Replayer* replayer() override { return this; }
   ConsumerGroups* groups() override;
   absl::Status Close(absl::Duration drain_timeout = absl::Seconds(10)) final;
@@ -100,6 +99,10 @@ class DriverBase : public EventBus, public Replayer {
   absl::Status InitMetadata(std::unique_ptr<MetadataStore> store);
   MetadataStore& metadata() { return *metadata_; }
   const PolicyRegistry& policies() const { return *policies_; }
+  // Adopts declarations another process stored in the metadata store (a
+  // bus several daemons serve): one stream's, or every one.
+  absl::Status RefreshDeclaration(absl::string_view stream);
+  absl::Status RefreshDeclarations();
   FanOut& fanout() { return *fanout_; }
   const DriverContext& context() const { return context_; }
   const PublishLimits& limits() const { return limits_; }

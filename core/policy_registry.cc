@@ -14,6 +14,15 @@ namespace {
 constexpr absl::string_view kPrefix = "policy/";
 constexpr absl::string_view kDeadLetterSuffix = ".dlq";
 
+absl::StatusOr<StreamPolicy> ParseRecord(absl::string_view key, absl::string_view value) {
+  absl::StatusOr<StreamPolicy> policy = StreamPolicy::Parse(value);
+  if (!policy.ok()) {
+    return absl::DataLossError(
+        absl::StrCat("declaration record '", key, "' does not parse: ", policy.status().message()));
+  }
+  return policy;
+}
+
 }  // namespace
 
 std::string DeadLetterStream(absl::string_view stream) {
@@ -21,17 +30,13 @@ std::string DeadLetterStream(absl::string_view stream) {
 }
 
 absl::StatusOr<std::unique_ptr<PolicyRegistry>> PolicyRegistry::Open(MetadataStore& store,
-                                                                      StreamPolicy defaults) {
+                                                                     StreamPolicy defaults) {
   std::unique_ptr<PolicyRegistry> registry(new PolicyRegistry(store, std::move(defaults)));
   KEEL_ASSIGN_OR_RETURN(std::vector<MetadataStore::Record> records, store.List(kPrefix));
   MutexLock lock(&registry->mu_);
   for (const auto& [key, value] : records) {
-    absl::StatusOr<StreamPolicy> policy = StreamPolicy::Parse(value);
-    if (!policy.ok()) {
-      return absl::DataLossError(absl::StrCat("declaration record '", key,
-                                              "' does not parse: ", policy.status().message()));
-    }
-    registry->declared_.emplace(key.substr(kPrefix.size()), *std::move(policy));
+    KEEL_ASSIGN_OR_RETURN(StreamPolicy policy, ParseRecord(key, value));
+    registry->declared_.emplace(key.substr(kPrefix.size()), std::move(policy));
   }
   return registry;
 }
@@ -42,19 +47,51 @@ absl::Status PolicyRegistry::Declare(absl::string_view stream, const StreamPolic
   // record is written; mu_ is not held across the (synced) write, so
   // PolicyOf, which every publish calls, never waits for the disk.
   MutexLock declaring(&declare_mu_);
+  KEEL_RETURN_IF_ERROR(RefreshLocked(stream));
   {
     ReaderMutexLock lock(&mu_);
     if (const StreamPolicy* declared = DeclaredLocked(stream)) {
       if (*declared == policy) return absl::OkStatus();
-      return ResourceDrift(absl::StrCat(
-          "stream '", stream, "' is declared with different settings: ",
-          absl::StrJoin(DifferingFields(*declared, policy), ", "), " (declared: ",
-          declared->ToString(), ")"));
+      return ResourceDrift(absl::StrCat("stream '", stream,
+                                        "' is declared with different settings: ",
+                                        absl::StrJoin(DifferingFields(*declared, policy), ", "),
+                                        " (declared: ", declared->ToString(), ")"));
     }
   }
   KEEL_RETURN_IF_ERROR(store_.Put(absl::StrCat(kPrefix, stream), policy.ToString()));
   MutexLock lock(&mu_);
   declared_.emplace(std::string(stream), policy);
+  return absl::OkStatus();
+}
+
+absl::Status PolicyRegistry::Refresh(absl::string_view stream) {
+  KEEL_RETURN_IF_ERROR(ValidateStreamName(stream));
+  MutexLock declaring(&declare_mu_);
+  return RefreshLocked(stream);
+}
+
+absl::Status PolicyRegistry::RefreshAll() {
+  MutexLock declaring(&declare_mu_);
+  KEEL_ASSIGN_OR_RETURN(std::vector<MetadataStore::Record> records, store_.List(kPrefix));
+  for (const auto& [key, value] : records) {
+    KEEL_ASSIGN_OR_RETURN(StreamPolicy policy, ParseRecord(key, value));
+    MutexLock lock(&mu_);
+    declared_.try_emplace(key.substr(kPrefix.size()), std::move(policy));
+  }
+  return absl::OkStatus();
+}
+
+absl::Status PolicyRegistry::RefreshLocked(absl::string_view stream) {
+  {
+    ReaderMutexLock lock(&mu_);
+    if (DeclaredLocked(stream) != nullptr) return absl::OkStatus();
+  }
+  const std::string key = absl::StrCat(kPrefix, stream);
+  KEEL_ASSIGN_OR_RETURN(std::optional<std::string> value, store_.Get(key));
+  if (!value) return absl::OkStatus();
+  KEEL_ASSIGN_OR_RETURN(StreamPolicy policy, ParseRecord(key, *value));
+  MutexLock lock(&mu_);
+  declared_.emplace(std::string(stream), std::move(policy));
   return absl::OkStatus();
 }
 
@@ -72,8 +109,7 @@ StreamPolicy PolicyRegistry::PolicyOfLocked(absl::string_view stream) const {
   if (const StreamPolicy* own = DeclaredLocked(stream)) return *own;
   const size_t colon = stream.rfind(':');
   uint32_t partition = 0;
-  if (colon != absl::string_view::npos &&
-      absl::SimpleAtoi(stream.substr(colon + 1), &partition)) {
+  if (colon != absl::string_view::npos && absl::SimpleAtoi(stream.substr(colon + 1), &partition)) {
     const StreamPolicy* topic = DeclaredLocked(stream.substr(0, colon));
     if (topic != nullptr && partition < topic->partitions) {
       StreamPolicy policy = *topic;

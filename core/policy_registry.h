@@ -8,6 +8,13 @@
 // partition count); for "<s>.dlq", the dead-letter retention of <s>'s
 // policy; else the bus default.
 //
+// Other processes may declare streams in the same MetadataStore (a bus that
+// several daemons serve): Declare reads a stream's record from the store
+// before it writes one, so a declaration another process stored is found
+// there (the same policy a no-op, a different one kResourceDrift) and the
+// store's conditional write settles a race. Refresh picks up what another
+// process declared without waiting for a Declare here.
+//
 // Thread safety: all methods are safe to call concurrently. PolicyOf and
 // Declarations never wait for a declaration's store write.
 #ifndef KEEL_CORE_POLICY_REGISTRY_H_
@@ -38,6 +45,12 @@ class PolicyRegistry {
                                                               StreamPolicy defaults);
 
   absl::Status Declare(absl::string_view stream, const StreamPolicy& policy);
+  // Reads `stream`'s declaration from the store again and adopts it when
+  // this registry had none (a declaration never changes). kDataLoss when
+  // the record does not parse.
+  absl::Status Refresh(absl::string_view stream);
+  // Refresh for every declaration the store holds.
+  absl::Status RefreshAll();
   StreamPolicy PolicyOf(absl::string_view stream) const;
   std::vector<StreamDeclaration> Declarations() const;
   const StreamPolicy& defaults() const { return defaults_; }
@@ -48,6 +61,8 @@ class PolicyRegistry {
   const StreamPolicy* DeclaredLocked(absl::string_view stream) const
       ABSL_SHARED_LOCKS_REQUIRED(mu_);
   StreamPolicy PolicyOfLocked(absl::string_view stream) const ABSL_SHARED_LOCKS_REQUIRED(mu_);
+  // Refresh, with declare_mu_ held so that no Declare runs in between.
+  absl::Status RefreshLocked(absl::string_view stream) ABSL_EXCLUSIVE_LOCKS_REQUIRED(declare_mu_);
 
   MetadataStore& store_;
   const StreamPolicy defaults_;

@@ -20,6 +20,7 @@
 #include "keel/core/status_macros.h"
 #include "keel/drivers/jetstream/bus_layout.h"
 #include "keel/drivers/jetstream/claim.h"
+#include "keel/drivers/jetstream/declaration_watch.h"
 #include "keel/drivers/jetstream/health.h"
 #include "keel/drivers/jetstream/jetstream_api.h"
 #include "keel/drivers/jetstream/jetstream_metadata.h"
@@ -121,7 +122,12 @@ class JetStreamBus final : public DriverBase {
         InitMetadata(std::make_unique<JetStreamMetadata>(api_, layout_, options_.publish_timeout)));
     feed_ = std::make_unique<LiveFeed>(*client_, api_, reader_, layout_, fanout(),
                                        *context().logger, health_);
-    return feed_->Start();
+    KEEL_RETURN_IF_ERROR(feed_->Start());
+    declarations_ = std::make_unique<DeclarationWatch>(
+        *client_, layout_, *context().logger,
+        [this](absl::string_view stream) { return RefreshDeclaration(stream); },
+        [this] { return RefreshDeclarations(); });
+    return declarations_->Start();
   }
 
   absl::StatusOr<ReplayPage> Replay(const ReplayRequest& request) override;
@@ -140,6 +146,7 @@ class JetStreamBus final : public DriverBase {
                                               const AppendRequest& request) override;
   absl::StatusOr<TrimReport> TrimRetention(size_t budget) override;
   absl::Status OnClose() override {
+    if (declarations_) declarations_->Stop();
     if (feed_) feed_->Stop();
     client_->Close();
     return absl::OkStatus();
@@ -172,7 +179,9 @@ class JetStreamBus final : public DriverBase {
   Mutex writers_mu_;
   absl::flat_hash_map<std::string, std::unique_ptr<StreamWriter>> writers_
       ABSL_GUARDED_BY(writers_mu_);
-  std::unique_ptr<LiveFeed> feed_;  // Last: its thread stops before the rest goes.
+  // Last: their threads stop before the rest goes.
+  std::unique_ptr<LiveFeed> feed_;
+  std::unique_ptr<DeclarationWatch> declarations_;
 };
 
 StreamWriter& JetStreamBus::WriterFor(absl::string_view stream) {

@@ -1,5 +1,6 @@
 // PolicyRegistry while a declaration is being written: readers are answered
-// meanwhile, and racing declarations of one stream write it once.
+// meanwhile, and racing declarations of one stream write it once; and two
+// registries on one store, as daemons sharing a bus have.
 #include "keel/core/policy_registry.h"
 
 #include <gmock/gmock.h>
@@ -101,6 +102,39 @@ TEST_F(PolicyRegistryTest, RacingDeclarationsOfOneStreamWriteItOnceAndRefuseADif
   EXPECT_EQ(store_.puts(), 1);
   ASSERT_EQ(registry_->Declarations().size(), 1u);
   EXPECT_EQ(registry_->Declarations()[0].policy, WithPayloadLimit(10));
+}
+
+TEST(SharedPolicyStoreTest, ADeclarationStoredByAnotherRegistryIsFoundAndKept) {
+  std::unique_ptr<MetadataStore> store = NewInMemoryMetadataStore();
+  ASSERT_OK_AND_ASSIGN(auto here, PolicyRegistry::Open(*store, StreamPolicy()));
+  ASSERT_OK_AND_ASSIGN(auto there, PolicyRegistry::Open(*store, StreamPolicy()));
+  ASSERT_OK(there->Declare("orders", WithPayloadLimit(10 << 10)));
+  ASSERT_OK(there->Declare("payments", WithPayloadLimit(30 << 10)));
+
+  // Declaring reads the store first: the same policy is a no-op, a
+  // different one is drift, and neither overwrites the stored record.
+  EXPECT_OK(here->Declare("orders", WithPayloadLimit(10 << 10)));
+  EXPECT_THAT(here->Declare("orders", WithPayloadLimit(20 << 10)),
+              HasErrorKind(ErrorKind::kResourceDrift));
+  ASSERT_OK_AND_ASSIGN(std::optional<std::string> stored, store->Get("policy/orders"));
+  ASSERT_TRUE(stored.has_value());
+  EXPECT_EQ(*stored, WithPayloadLimit(10 << 10).ToString());
+
+  // Refreshing adopts what the other stored, without a Declare here.
+  EXPECT_EQ(here->PolicyOf("payments"), StreamPolicy());
+  ASSERT_OK(here->Refresh("payments"));
+  EXPECT_EQ(here->PolicyOf("payments"), WithPayloadLimit(30 << 10));
+  ASSERT_OK(there->Declare("refunds", WithPayloadLimit(40 << 10)));
+  ASSERT_OK(here->RefreshAll());
+  EXPECT_EQ(here->PolicyOf("refunds"), WithPayloadLimit(40 << 10));
+}
+
+TEST(SharedPolicyStoreTest, ARecordThatDoesNotParseIsDataLossWhenRefreshed) {
+  std::unique_ptr<MetadataStore> store = NewInMemoryMetadataStore();
+  ASSERT_OK_AND_ASSIGN(auto registry, PolicyRegistry::Open(*store, StreamPolicy()));
+  ASSERT_OK(store->Put("policy/orders", "not a policy=at all"));
+  EXPECT_THAT(registry->Refresh("orders"), HasErrorKind(ErrorKind::kOther));
+  EXPECT_EQ(registry->Refresh("orders").code(), absl::StatusCode::kDataLoss);
 }
 
 }  // namespace

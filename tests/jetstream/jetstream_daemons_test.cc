@@ -199,6 +199,32 @@ TEST(JetStreamDaemonsTest, DeclarationsAreSharedAndADifferentOneIsDriftOnAnyDaem
   EXPECT_EQ(kept, declared);
 }
 
+TEST(JetStreamDaemonsTest, ARunningDaemonAppliesAnotherDaemonsDeclarationWithoutARestart) {
+  const Config config = BusNamed(FreshBusName());
+  ASSERT_OK_AND_ASSIGN(auto running, OpenDaemon(config));
+  ASSERT_OK_AND_ASSIGN(auto other, OpenDaemon(config));
+  ASSERT_OK_AND_ASSIGN(StreamPolicy declared, StreamPolicy::Parse("max_events=3"));
+  ASSERT_OK(other->Declare("orders", declared));
+
+  // The running daemon learns it from the bus, not from its own Declare.
+  StreamPolicy seen;
+  const absl::Time deadline = absl::Now() + absl::Seconds(30);
+  while (absl::Now() < deadline) {
+    ASSERT_OK_AND_ASSIGN(seen, running->PolicyOf("orders"));
+    if (seen == declared) break;
+    absl::SleepFor(absl::Milliseconds(50));
+  }
+  ASSERT_EQ(seen, declared) << "the running daemon never applied the declaration";
+  // ...and enforces it: its trims keep the newest 3 events.
+  for (int i = 0; i < 5; ++i) ASSERT_OK(running->Publish(Payload("orders", "e")).status());
+  ASSERT_OK(running->Trim(1000).status());
+  ASSERT_OK_AND_ASSIGN(StreamInfo info, running->replayer()->Bounds("orders"));
+  EXPECT_EQ(info.first_sequence, 3u);
+  EXPECT_EQ(info.count, 3u);
+  // Declaring the same policy there too is a no-op, not drift.
+  EXPECT_OK(running->Declare("orders", declared));
+}
+
 TEST(JetStreamDaemonsTest, ALeaseGrantedOnOneDaemonFencesACommitOnAnother) {
   ManualClock clock;
   const Config config = BusNamed(FreshBusName());

@@ -12,6 +12,7 @@ namespace {
 
 // The payload is "<kind name>[;<detail>...]" under this type URL.
 constexpr char kKindUrl[] = "type.keel.dev/keel.error";
+constexpr char kOutcomeUnknown[] = "outcome_unknown";
 
 struct KindInfo {
   ErrorKind kind;
@@ -109,6 +110,19 @@ std::optional<ConflictInfo> GetConflict(const absl::Status& status) {
   auto details = Details(status, ErrorKind::kConflict);
   if (!details) return std::nullopt;
   return ConflictInfo{details->first, details->second};
+}
+
+absl::Status OutcomeUnknownError(absl::string_view message) {
+  absl::Status status = MakeError(ErrorKind::kUnavailable, message);
+  status.SetPayload(kKindUrl, absl::Cord(absl::StrCat(ErrorKindName(ErrorKind::kUnavailable), ";",
+                                                      kOutcomeUnknown)));
+  return status;
+}
+
+bool IsOutcomeUnknown(const absl::Status& status) {
+  const std::vector<std::string> fields = PayloadFields(status);
+  return fields.size() == 2 && fields[0] == ErrorKindName(ErrorKind::kUnavailable) &&
+         fields[1] == kOutcomeUnknown;
 }
 
 absl::Status ExceptionStatus(const std::exception& e) {

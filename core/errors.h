@@ -17,9 +17,9 @@
 #include <exception>
 #include <optional>
 #include <string>
-#include "absl/strings/string_view.h"
 
 #include "absl/status/status.h"
+#include "absl/strings/string_view.h"
 
 namespace keel {
 
@@ -66,6 +66,14 @@ struct ConflictInfo {
 };
 absl::Status ConflictError(absl::string_view message, const ConflictInfo& info);
 std::optional<ConflictInfo> GetConflict(const absl::Status& status);
+
+// An append whose outcome the engine left unknown for longer than the
+// driver waits (a remote engine without quorum): its events may or may not
+// be stored. Kind kUnavailable. Republishing them with the same
+// idempotency keys tells which: a stored one answers as a duplicate with
+// its sequence.
+absl::Status OutcomeUnknownError(absl::string_view message);
+bool IsOutcomeUnknown(const absl::Status& status);
 
 inline absl::Status InvalidArgument(absl::string_view m) {
   return MakeError(ErrorKind::kInvalidArgument, m);

@@ -21,7 +21,7 @@ std::string NewClaimId() {
 }
 
 absl::StatusOr<ClaimOutcome> PublishClaim(JetStreamApi& api, const Claim& claim,
-                                          absl::Duration publish_timeout) {
+                                          const ClaimTimeouts& timeouts) {
   NatsHeaders headers = claim.headers;
   headers.emplace_back("Nats-Msg-Id", SlotId(claim.subject, claim.after));
   headers.emplace_back("Nats-Expected-Last-Subject-Sequence", absl::StrCat(claim.after));
@@ -29,7 +29,7 @@ absl::StatusOr<ClaimOutcome> PublishClaim(JetStreamApi& api, const Claim& claim,
 
   // Network time, not the bus's clock: a test's manual clock must not
   // stretch or cut a retry.
-  const absl::Time deadline = absl::Now() + publish_timeout;
+  const absl::Time start = absl::Now();
   absl::Duration backoff = absl::Milliseconds(50);
   bool maybe_stored = false;
   while (true) {
@@ -72,13 +72,17 @@ absl::StatusOr<ClaimOutcome> PublishClaim(JetStreamApi& api, const Claim& claim,
         problem = reply.problem;
         break;
     }
-    if (absl::Now() + backoff > deadline) {
-      return Unavailable(absl::StrCat(
-          "jetstream: no JetStream answer for ", absl::FormatDuration(publish_timeout), " (",
-          problem, "): ",
-          maybe_stored ? "the record may still be stored; publish it again with the same "
-                         "idempotency key to find out"
-                       : "the record is not stored"));
+    const absl::Duration waited = absl::Now() - start;
+    if (waited + backoff > (maybe_stored ? timeouts.resolve : timeouts.publish)) {
+      if (maybe_stored) {
+        return OutcomeUnknownError(absl::StrCat(
+            "jetstream: no JetStream answer for ", absl::FormatDuration(waited), " (", problem,
+            "): the events may or may not be stored; publish them again with the same "
+            "idempotency keys to find out"));
+      }
+      return Unavailable(absl::StrCat("jetstream: no JetStream answer for ",
+                                      absl::FormatDuration(waited), " (", problem,
+                                      "): the events are not stored"));
     }
     absl::SleepFor(backoff);
     backoff = std::min(backoff * 2, absl::Seconds(1));

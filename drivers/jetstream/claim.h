@@ -13,11 +13,13 @@
 //
 // An attempt without an answer (timeout, no responders, no leader or
 // quorum, a dropped connection) is sent again, unchanged, until it is
-// answered or `publish_timeout` passed. Its answers resolve it: stored;
-// a duplicate of the message stored for the same slot, which is this
-// writer's own when its Keel-Claim matches; or refused because the subject
-// moved, in which case an earlier attempt may be stored after the slot the
-// writer read and the writer's next read of the subject finds out
+// answered: for `publish` while no attempt may have reached a leader, and
+// for `resolve` once one may have (a timed-out request), because only an
+// answer tells whether that one was stored; re-sending it is safe for as
+// long as JetStream's duplicate window, which must therefore be longer. Its answers resolve it:
+// stored; a duplicate of the message stored for the same slot, which is this writer's own when its
+// Keel-Claim matches; or refused because the subject moved, in which case an earlier attempt may be
+// stored after the slot the writer read and the writer's next read of the subject finds out
 // (StoredRecord's Keel-Claim).
 //
 // Thread safety: a function over thread-safe objects.
@@ -62,12 +64,19 @@ std::string SlotId(absl::string_view subject, uint64_t after);
 // A fresh random claim id.
 std::string NewClaimId();
 
-// kUnavailable when no attempt was answered within `publish_timeout` (the
-// message "is not stored" only when no attempt may have reached a leader;
-// the text says which); kPayloadTooLarge when JetStream refuses the size;
-// kUnavailable for a full stream (its byte budget).
+// How long a claim is pursued without an answer (see above).
+struct ClaimTimeouts {
+  absl::Duration publish;
+  absl::Duration resolve;  // At least `publish`.
+};
+
+// kUnavailable when no attempt was answered within `timeouts.publish` and
+// none may have reached a leader (nothing is stored); OutcomeUnknownError
+// when one may have and none was answered within `timeouts.resolve`;
+// kPayloadTooLarge when JetStream refuses the size; kUnavailable for a full
+// stream (its byte budget).
 absl::StatusOr<ClaimOutcome> PublishClaim(JetStreamApi& api, const Claim& claim,
-                                          absl::Duration publish_timeout);
+                                          const ClaimTimeouts& timeouts);
 
 }  // namespace keel::jetstream
 

@@ -108,7 +108,7 @@ class JetStreamBus final : public DriverBase {
              reader_,
              layout_,
              *context.clock,
-             options.publish_timeout,
+             ClaimTimeoutsOf(options),
              client_->max_payload(),
              epoch,
              options.max_events_per_stream},
@@ -118,8 +118,8 @@ class JetStreamBus final : public DriverBase {
   ~JetStreamBus() override { Close().IgnoreError(); }
 
   absl::Status Start() {
-    KEEL_RETURN_IF_ERROR(
-        InitMetadata(std::make_unique<JetStreamMetadata>(api_, layout_, options_.publish_timeout)));
+    KEEL_RETURN_IF_ERROR(InitMetadata(
+        std::make_unique<JetStreamMetadata>(api_, layout_, ClaimTimeoutsOf(options_))));
     feed_ = std::make_unique<LiveFeed>(*client_, api_, reader_, layout_, fanout(),
                                        *context().logger, health_);
     KEEL_RETURN_IF_ERROR(feed_->Start());

@@ -38,8 +38,8 @@ std::string SeenKey(uint64_t instance, absl::string_view key) {
 }  // namespace
 
 JetStreamMetadata::JetStreamMetadata(JetStreamApi& api, const BusLayout& layout,
-                                     absl::Duration publish_timeout)
-    : api_(api), layout_(layout), publish_timeout_(publish_timeout), instance_(NextInstance()) {}
+                                     ClaimTimeouts timeouts)
+    : api_(api), layout_(layout), timeouts_(timeouts), instance_(NextInstance()) {}
 
 uint64_t JetStreamMetadata::Seen(absl::string_view key) const {
   const auto& table = SeenTable();
@@ -83,7 +83,7 @@ absl::Status JetStreamMetadata::Write(absl::string_view key, absl::string_view v
   if (tombstone) claim.headers.emplace_back(kDeleted, "1");
   claim.data = std::string(value);
   claim.rollup = true;
-  KEEL_ASSIGN_OR_RETURN(ClaimOutcome outcome, PublishClaim(api_, claim, publish_timeout_));
+  KEEL_ASSIGN_OR_RETURN(ClaimOutcome outcome, PublishClaim(api_, claim, timeouts_));
   if (outcome.kind == ClaimOutcome::Kind::kStored) {
     See(key, outcome.sequence);
     return absl::OkStatus();

@@ -27,13 +27,14 @@
 #include "absl/time/time.h"
 #include "keel/core/metadata_store.h"
 #include "keel/drivers/jetstream/bus_layout.h"
+#include "keel/drivers/jetstream/claim.h"
 #include "keel/drivers/jetstream/jetstream_api.h"
 
 namespace keel::jetstream {
 
 class JetStreamMetadata final : public MetadataStore {
  public:
-  JetStreamMetadata(JetStreamApi& api, const BusLayout& layout, absl::Duration publish_timeout);
+  JetStreamMetadata(JetStreamApi& api, const BusLayout& layout, ClaimTimeouts timeouts);
 
   absl::StatusOr<std::optional<std::string>> Get(absl::string_view key) override;
   absl::Status Put(absl::string_view key, absl::string_view value) override;
@@ -49,7 +50,7 @@ class JetStreamMetadata final : public MetadataStore {
 
   JetStreamApi& api_;
   const BusLayout& layout_;
-  const absl::Duration publish_timeout_;
+  const ClaimTimeouts timeouts_;
   const uint64_t instance_;  // Tells this store's entries apart in the thread-local table.
 };
 

@@ -1,5 +1,7 @@
 #include "keel/drivers/jetstream/jetstream_options.h"
 
+#include <algorithm>
+
 #include "absl/strings/ascii.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
@@ -7,6 +9,10 @@
 #include "keel/core/status_macros.h"
 
 namespace keel::jetstream {
+
+ClaimTimeouts ClaimTimeoutsOf(const JetStreamOptions& options) {
+  return ClaimTimeouts{options.publish_timeout, options.resolve_timeout};
+}
 
 std::vector<OptionSpec> JetStreamOptionSpecs() {
   const JetStreamOptions defaults;
@@ -29,7 +35,11 @@ std::vector<OptionSpec> JetStreamOptionSpecs() {
                      "retried"),
       DurationOption("request_timeout", defaults.request_timeout, "one JetStream request"),
       DurationOption("publish_timeout", defaults.publish_timeout,
-                     "retrying a publish whose outcome JetStream left unknown"),
+                     "retrying a publish that no server may have received"),
+      DurationOption("resolve_timeout", defaults.resolve_timeout,
+                     "retrying a publish that a server may have received, to learn whether it "
+                     "was stored, before answering that the outcome is unknown (shorter than "
+                     "duplicate_window)"),
       UintOption("max_events_per_stream", defaults.max_events_per_stream,
                  "trim every stream to its newest N events on append (0 = no such bound)"),
   };
@@ -69,9 +79,26 @@ absl::StatusOr<JetStreamOptions> JetStreamOptionsFromConfig(const Config& config
         "options 'request_timeout' and 'publish_timeout': the request timeout must be positive "
         "and the publish timeout at least as long");
   }
+  KEEL_ASSIGN_OR_RETURN(options.resolve_timeout,
+                        config.GetDuration("resolve_timeout", options.resolve_timeout));
   if (options.publish_timeout >= options.duplicate_window) {
     return InvalidArgument(
         absl::StrCat("option 'publish_timeout' (", absl::FormatDuration(options.publish_timeout),
+                     ") must be shorter than 'duplicate_window' (",
+                     absl::FormatDuration(options.duplicate_window),
+                     "): a publish is retried only while JetStream still recognises its slot"));
+  }
+  if (!config.Has("resolve_timeout")) {
+    // The default, within what the other options allow.
+    options.resolve_timeout = std::max(
+        options.publish_timeout, std::min(options.resolve_timeout, options.duplicate_window / 2));
+  }
+  if (options.resolve_timeout < options.publish_timeout) {
+    return InvalidArgument("option 'resolve_timeout' must be at least 'publish_timeout'");
+  }
+  if (options.resolve_timeout >= options.duplicate_window) {
+    return InvalidArgument(
+        absl::StrCat("option 'resolve_timeout' (", absl::FormatDuration(options.resolve_timeout),
                      ") must be shorter than 'duplicate_window' (",
                      absl::FormatDuration(options.duplicate_window),
                      "): a publish is retried only while JetStream still recognises its slot"));

@@ -13,7 +13,10 @@
 //   duplicate_window=DURATION  its duplicate window (2m), which bounds how
 //                     long a publish may wait between its check and its store
 //   request_timeout=DURATION   one JetStream request (5s)
-//   publish_timeout=DURATION   retrying a publish whose outcome is unknown (20s)
+//   publish_timeout=DURATION   retrying a publish no server may have received (20s)
+//   resolve_timeout=DURATION   retrying one a server may have received, to
+//                     learn whether it was stored (1m; shorter than
+//                     duplicate_window)
 //   connect_timeout=DURATION   connecting (5s)
 //   max_events_per_stream=N    trim every stream to its newest N events on
 //                     append (0 = no such bound; declared retention applies
@@ -32,6 +35,7 @@
 #include "absl/time/time.h"
 #include "keel/core/config.h"
 #include "keel/core/option_spec.h"
+#include "keel/drivers/jetstream/claim.h"
 #include "keel/drivers/jetstream/nats_client.h"
 
 namespace keel::jetstream {
@@ -45,11 +49,15 @@ struct JetStreamOptions {
   absl::Duration duplicate_window = absl::Minutes(2);
   absl::Duration request_timeout = absl::Seconds(5);
   absl::Duration publish_timeout = absl::Seconds(20);
+  absl::Duration resolve_timeout = absl::Minutes(1);
   uint64_t max_events_per_stream = 0;
 };
 
 // The options JetStreamOptionsFromConfig reads, for the factory to declare.
 std::vector<OptionSpec> JetStreamOptionSpecs();
+
+// How long claims are pursued (drivers/jetstream/claim.h).
+ClaimTimeouts ClaimTimeoutsOf(const JetStreamOptions& options);
 
 // kInvalidArgument naming the option that does not parse.
 absl::StatusOr<JetStreamOptions> JetStreamOptionsFromConfig(const Config& config);

@@ -60,7 +60,9 @@ void LiveFeed::Stop() {
   stop_.store(true);
   {
     MutexLock lock(&mu_);
-    changed_.SignalAll();
+    for (auto& [stream, entry] : entries_) {
+      for (Waiter* waiter : entry.waiters) waiter->delivered.Signal();
+    }
   }
   if (thread_.joinable()) thread_.join();
   subscription_.reset();
@@ -76,20 +78,32 @@ void LiveFeed::NoteStored(absl::string_view stream, uint64_t js_seq, const Recor
 
 void LiveFeed::AwaitDelivered(absl::string_view stream, uint64_t js_seq) {
   const absl::Time start = absl::Now();
+  Waiter self;
+  self.js_seq = js_seq;
   MutexLock lock(&mu_);
   auto delivered = [&]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
-    auto it = entries_.find(stream);
-    return stop_.load() || (it != entries_.end() && it->second.delivered_js >= js_seq);
+    return stop_.load() || entries_[stream].delivered_js >= js_seq;
   };
+  if (delivered()) return;
+  entries_[stream].waiters.push_back(&self);
   bool asked = false;
   while (!delivered()) {
     const absl::Duration waited = absl::Now() - start;
-    if (waited >= kGiveUp) return;
+    if (waited >= kGiveUp) break;
     if (waited >= kLate && !asked) {
       wanted_.insert(std::string(stream));
       asked = true;
     }
-    changed_.WaitWithTimeout(&mu_, asked ? kGiveUp - waited : kLate - waited);
+    self.delivered.WaitWithTimeout(&mu_, asked ? kGiveUp - waited : kLate - waited);
+  }
+  std::vector<Waiter*>& waiters = entries_[stream].waiters;
+  waiters.erase(std::find(waiters.begin(), waiters.end(), &self));
+}
+
+void LiveFeed::DeliveredLocked(Entry& entry, uint64_t js_seq) {
+  entry.delivered_js = std::max(entry.delivered_js, js_seq);
+  for (Waiter* waiter : entry.waiters) {
+    if (waiter->js_seq <= entry.delivered_js) waiter->delivered.Signal();
   }
 }
 
@@ -159,8 +173,7 @@ void LiveFeed::Handle(const std::string& stream, const StoredRecord& record, boo
       logger_.Warn(absl::StrCat("keel jetstream: stream '", stream, "': message ", record.js_seq,
                                 " repeats events from ", record.header.seq,
                                 "; it is not delivered"));
-      entry.delivered_js = record.js_seq;
-      changed_.SignalAll();
+      DeliveredLocked(entry, record.js_seq);
       return;
     }
     from = record.header.seq;
@@ -179,13 +192,12 @@ void LiveFeed::Handle(const std::string& stream, const StoredRecord& record, boo
   }
   MutexLock lock(&mu_);
   Entry& entry = entries_[stream];
-  entry.delivered_js = std::max(entry.delivered_js, record.js_seq);
   entry.next = record.header.next();
   if (record.js_seq > entry.bounds_js) {
     entry.bounds_js = record.js_seq;
     entry.bounds = record.header.bounds();
   }
-  changed_.SignalAll();
+  DeliveredLocked(entry, record.js_seq);
 }
 
 void LiveFeed::ReadMissed(const std::string& stream, uint64_t below) {

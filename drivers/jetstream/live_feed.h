@@ -67,7 +67,15 @@ class LiveFeed {
   std::vector<std::pair<std::string, LogBounds>> Streams() const;
 
  private:
+  // A publisher in AwaitDelivered. Each has its own condition variable, so
+  // a delivered record wakes only the publishers it answers, not every
+  // publisher of the daemon.
+  struct Waiter {
+    uint64_t js_seq = 0;
+    CondVar delivered;
+  };
   struct Entry {
+    std::vector<Waiter*> waiters;
     uint64_t delivered_js = 0;  // The newest record handled.
     uint64_t next = 0;          // The sequence after its events; 0 while unknown.
     uint64_t bounds_js = 0;     // The record `bounds` come from.
@@ -82,6 +90,9 @@ class LiveFeed {
   void ReadMissed(const std::string& stream, uint64_t below);
   // Reads records the feed lost after the newest it saw.
   void CheckTail();
+  // Marks `entry` handled up to `js_seq` and wakes the publishers waiting
+  // for it.
+  static void DeliveredLocked(Entry& entry, uint64_t js_seq);
 
   NatsClient& client_;
   JetStreamApi& api_;
@@ -97,7 +108,6 @@ class LiveFeed {
   uint64_t seen_js_ = 0;  // Feed thread only: the newest JetStream sequence seen.
 
   mutable Mutex mu_;
-  CondVar changed_;
   absl::flat_hash_map<std::string, Entry> entries_ ABSL_GUARDED_BY(mu_);
   absl::flat_hash_set<std::string> wanted_ ABSL_GUARDED_BY(mu_);
 };

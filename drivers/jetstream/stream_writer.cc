@@ -202,7 +202,7 @@ absl::StatusOr<bool> StreamWriter::ClaimNextLocked(RecordHeader header, std::str
                                         " bytes is larger than the NATS server accepts (",
                                         env_.max_record_bytes, " bytes, its max_payload)"));
   }
-  KEEL_ASSIGN_OR_RETURN(ClaimOutcome outcome, PublishClaim(env_.api, claim, env_.publish_timeout));
+  KEEL_ASSIGN_OR_RETURN(ClaimOutcome outcome, PublishClaim(env_.api, claim, env_.claim_timeouts));
   if (outcome.kind == ClaimOutcome::Kind::kStored) {
     env_.reader.Note(stream_, header, outcome.sequence);
     tip_ = RecordRef{outcome.sequence, std::move(header)};

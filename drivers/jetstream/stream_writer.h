@@ -38,6 +38,7 @@
 #include "keel/core/event_bus.h"
 #include "keel/core/mutex.h"
 #include "keel/core/stream_policy.h"
+#include "keel/drivers/jetstream/claim.h"
 #include "keel/drivers/jetstream/jetstream_api.h"
 #include "keel/drivers/jetstream/record_reader.h"
 
@@ -49,7 +50,7 @@ struct WriterEnv {
   RecordReader& reader;
   const BusLayout& layout;
   const Clock& clock;
-  absl::Duration publish_timeout;
+  ClaimTimeouts claim_timeouts;
   size_t max_record_bytes;  // The server's largest message.
   uint64_t epoch;           // Of the receipts' cursors.
   // When not 0, an append that leaves more events in its stream trims the

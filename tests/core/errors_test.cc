@@ -133,5 +133,16 @@ TEST(ErrorsTest, DetailsOfTheWrongKindAreAbsent) {
   EXPECT_FALSE(GetRetentionGap(absl::OutOfRangeError("plain")).has_value());
 }
 
+TEST(ErrorsTest, AnUnknownOutcomeIsUnavailableAndSaysSo) {
+  const absl::Status unknown = OutcomeUnknownError("no answer");
+  EXPECT_EQ(GetErrorKind(unknown), ErrorKind::kUnavailable);
+  EXPECT_EQ(unknown.code(), absl::StatusCode::kUnavailable);
+  EXPECT_TRUE(IsOutcomeUnknown(unknown));
+  // Plain unavailability means nothing was stored.
+  EXPECT_FALSE(IsOutcomeUnknown(Unavailable("not stored")));
+  EXPECT_FALSE(IsOutcomeUnknown(absl::UnavailableError("plain")));
+  EXPECT_FALSE(IsOutcomeUnknown(absl::OkStatus()));
+}
+
 }  // namespace
 }  // namespace keel

@@ -125,6 +125,9 @@ struct Outcomes {
   Mutex mu;
   std::map<std::string, uint64_t> acknowledged ABSL_GUARDED_BY(mu);  // id -> sequence
   std::set<std::string> failed ABSL_GUARDED_BY(mu);
+  // Failed and said so: these must never be stored (the rest of `failed`
+  // were answered "outcome unknown").
+  std::set<std::string> not_stored ABSL_GUARDED_BY(mu);
   std::vector<std::string> unexpected ABSL_GUARDED_BY(mu);
 };
 
@@ -142,6 +145,8 @@ void ExpectAcknowledgedEventsOnceInOrder(EventBus& bus, const std::string& strea
     if (!outcomes.acknowledged.count(stored[i].id) && !outcomes.failed.count(stored[i].id)) {
       ADD_FAILURE() << "stored event " << stored[i].id << " was never published";
     }
+    EXPECT_EQ(outcomes.not_stored.count(stored[i].id), 0u)
+        << "event " << stored[i].id << " is stored though its publisher was told it was not";
   }
   std::map<std::string, uint64_t> at;
   for (const Event& event : stored) at[event.id] = event.sequence;
@@ -165,6 +170,7 @@ void Publish(EventBus& bus, const std::string& stream, const std::string& id, Ou
     outcomes.acknowledged[id] = receipt->sequence;
   } else if (GetErrorKind(receipt.status()) == ErrorKind::kUnavailable) {
     outcomes.failed.insert(id);
+    if (!IsOutcomeUnknown(receipt.status())) outcomes.not_stored.insert(id);
   } else {
     outcomes.failed.insert(id);
     outcomes.unexpected.push_back(receipt.status().ToString());
@@ -219,6 +225,7 @@ TEST(JetStreamClusterTest, WithoutQuorumPublishesAreUnavailableAndRecoveryLosesN
   Config config = ReplicatedBus();
   config.Set("request_timeout", "1s");
   config.Set("publish_timeout", "3s");
+  config.Set("resolve_timeout", "5s");
   ASSERT_OK_AND_ASSIGN(auto bus, OpenDaemon(config));
   Outcomes outcomes;
   for (int i = 0; i < 20; ++i) Publish(*bus, "orders", absl::StrCat("before-", i), outcomes);

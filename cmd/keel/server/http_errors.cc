@@ -65,6 +65,8 @@ HttpResponse ErrorResponseWithDetails(const absl::Status& status, absl::string_v
                            "\",\"oldestSequence\":", gap->oldest, ",\"missed\":", gap->missed());
   } else if (std::optional<ConflictInfo> conflict = GetConflict(status)) {
     details = absl::StrCat("\"expected\":", conflict->expected, ",\"actual\":", conflict->actual);
+  } else if (IsOutcomeUnknown(status)) {
+    details = "\"outcome\":\"unknown\"";
   }
   return ErrorResponse(status, details);
 }

@@ -389,7 +389,8 @@ class JetStreamBench final : public BenchMode {
         "rounds", po::value<int>()->default_value(3),
         "alternating rounds of each comparison (--quick: 1)")(
         "cases", po::value<std::string>()->default_value("standalone,cluster,durable,fanout"),
-        "cases to run: standalone, cluster, durable, fanout")(
+        "cases to run: standalone, cluster, durable (runs in the standalone server's rounds), "
+        "fanout")(
         "sse-connections", po::value<int>()->default_value(10'000),
         "SSE connections of the fan-out, split between the two daemons (--quick: 100)")(
         "sse-client-threads", po::value<int>()->default_value(2),

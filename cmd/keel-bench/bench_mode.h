@@ -51,9 +51,9 @@ class BenchMode {
   virtual int Run(const po::variables_map& vars, BenchIo& io) const = 0;
 };
 
-std::unique_ptr<BenchMode> NewStorageBench();  // storage_bench.cc
-std::unique_ptr<BenchMode> NewHttpBench();     // http_bench.cc
-std::unique_ptr<BenchMode> NewSseBench();      // sse_bench.cc
+std::unique_ptr<BenchMode> NewStorageBench();    // storage_bench.cc
+std::unique_ptr<BenchMode> NewHttpBench();       // http_bench.cc
+std::unique_ptr<BenchMode> NewSseBench();        // sse_bench.cc
 std::unique_ptr<BenchMode> NewJetStreamBench();  // jetstream_bench.cc
 
 // Every mode, in the order `keel-bench --help` lists them.

@@ -390,9 +390,8 @@ class JetStreamBench final : public BenchMode {
         "alternating rounds of each comparison (--quick: 1)")(
         "cases", po::value<std::string>()->default_value("standalone,cluster,durable,fanout"),
         "cases to run: standalone, cluster, durable (runs in the standalone server's rounds), "
-        "fanout")(
-        "sse-connections", po::value<int>()->default_value(10'000),
-        "SSE connections of the fan-out, split between the two daemons (--quick: 100)")(
+        "fanout")("sse-connections", po::value<int>()->default_value(10'000),
+                  "SSE connections of the fan-out, split between the two daemons (--quick: 100)")(
         "sse-client-threads", po::value<int>()->default_value(2),
         "reader threads of the SSE clients, split between the daemons")(
         "sse-rate", po::value<double>()->default_value(100), "fan-out publishes per second")(

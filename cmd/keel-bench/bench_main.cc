@@ -18,6 +18,7 @@ std::vector<std::unique_ptr<BenchMode>> BenchModes() {
   modes.push_back(NewStorageBench());
   modes.push_back(NewHttpBench());
   modes.push_back(NewSseBench());
+  modes.push_back(NewJetStreamBench());
   return modes;
 }
 

@@ -3,7 +3,7 @@
 // db_bench), so that no program built on Keel carries a Redis harness or a
 // raw LevelDB baseline:
 //
-//   keel-bench <mode> [options]     storage, http or sse (bench_mode.h)
+//   keel-bench <mode> [options]     storage, http, sse or jetstream (bench_mode.h)
 //   keel-bench --help               the modes
 //   keel-bench <mode> --help        a mode's options
 //

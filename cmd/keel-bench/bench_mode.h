@@ -1,4 +1,4 @@
-// BenchMode: one mode of `keel-bench` (storage, http, sse).
+// BenchMode: one mode of `keel-bench` (storage, http, sse, jetstream).
 //
 // `keel-bench <mode> [options]` prints measured figures next to a baseline
 // measured in the same run, the ratio and the target, and PASS/MISS against
@@ -51,9 +51,10 @@ class BenchMode {
   virtual int Run(const po::variables_map& vars, BenchIo& io) const = 0;
 };
 
-std::unique_ptr<BenchMode> NewStorageBench();  // storage_bench.cc
-std::unique_ptr<BenchMode> NewHttpBench();     // http_bench.cc
-std::unique_ptr<BenchMode> NewSseBench();      // sse_bench.cc
+std::unique_ptr<BenchMode> NewStorageBench();    // storage_bench.cc
+std::unique_ptr<BenchMode> NewHttpBench();       // http_bench.cc
+std::unique_ptr<BenchMode> NewSseBench();        // sse_bench.cc
+std::unique_ptr<BenchMode> NewJetStreamBench();  // jetstream_bench.cc
 
 // Every mode, in the order `keel-bench --help` lists them.
 std::vector<std::unique_ptr<BenchMode>> BenchModes();

@@ -20,30 +20,13 @@
 //
 // A lost, repeated or reordered event is an error (exit 1); a missed target
 // is only printed.
-#include <sys/epoll.h>
-#include <sys/resource.h>
-#include <sys/socket.h>
-#include <unistd.h>
-
-#include <atomic>
-#include <bit>
-#include <boost/asio/connect.hpp>
-#include <boost/asio/executor_work_guard.hpp>
-#include <boost/asio/io_context.hpp>
-#include <boost/asio/ip/tcp.hpp>
-#include <boost/asio/post.hpp>
-#include <boost/asio/write.hpp>
-#include <chrono>
+#include <algorithm>
 #include <csignal>
-#include <cstring>
 #include <filesystem>
-#include <fstream>
 #include <ostream>
-#include <limits>
 #include <thread>
 #include <vector>
 
-#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
@@ -52,6 +35,9 @@
 #include "keel/cmd/keel-bench/bench_process.h"
 #include "keel/cmd/keel-bench/bench_report.h"
 #include "keel/cmd/keel-bench/http_load.h"
+#include "keel/cmd/keel-bench/keel_daemon.h"
+#include "keel/cmd/keel-bench/open_loop_publisher.h"
+#include "keel/cmd/keel-bench/sse_clients.h"
 #include "keel/cmd/keel/server/server.h"
 #include "keel/core/mutex.h"
 #include "keel/core/status_macros.h"
@@ -60,18 +46,9 @@ namespace keel::bench {
 namespace {
 
 namespace fs = std::filesystem;
-namespace net = boost::asio;
-using tcp = net::ip::tcp;
-using SteadyClock = std::chrono::steady_clock;
 
 constexpr char kFanoutStream[] = "fanout";
 constexpr char kCatchUpStream[] = "catchup";
-
-uint64_t NowNanos() {
-  return static_cast<uint64_t>(
-      std::chrono::duration_cast<std::chrono::nanoseconds>(SteadyClock::now().time_since_epoch())
-          .count());
-}
 
 struct SseOptions {
   std::string keel;  // The keel binary run as the daemon.
@@ -151,476 +128,18 @@ absl::StatusOr<SseOptions> OptionsFrom(const po::variables_map& vars) {
   return o;
 }
 
-// ---------------------------------------------------------------- latency
-
-// Log-linear histogram of microseconds (relative error < 0.1%).
-class Histogram {
- public:
-  void Add(uint64_t micros) {
-    const size_t index = Index(micros);
-    if (index >= counts_.size()) counts_.resize(index + 1, 0);
-    ++counts_[index];
-    ++count_;
-    max_ = std::max(max_, micros);
-  }
-  void Merge(const Histogram& other) {
-    if (other.counts_.size() > counts_.size()) counts_.resize(other.counts_.size(), 0);
-    for (size_t i = 0; i < other.counts_.size(); ++i) counts_[i] += other.counts_[i];
-    count_ += other.count_;
-    max_ = std::max(max_, other.max_);
-  }
-  uint64_t count() const { return count_; }
-  uint64_t max() const { return max_; }
-  // Upper bound of the bucket holding the p-th percentile.
-  uint64_t Percentile(double p) const {
-    if (count_ == 0) return 0;
-    const uint64_t rank = static_cast<uint64_t>(p / 100.0 * static_cast<double>(count_ - 1)) + 1;
-    uint64_t seen = 0;
-    for (size_t i = 0; i < counts_.size(); ++i) {
-      seen += counts_[i];
-      if (seen >= rank) return std::min(Upper(i), max_);
-    }
-    return max_;
-  }
-
- private:
-  static constexpr uint64_t kLinear = 1024;
-  static size_t Index(uint64_t v) {
-    if (v < 2 * kLinear) return v;
-    const int shift = std::bit_width(v) - 11;  // v >> shift in [1024, 2048).
-    return 2 * kLinear + (shift - 1) * kLinear + ((v >> shift) - kLinear);
-  }
-  static uint64_t Upper(size_t index) {
-    if (index < 2 * kLinear) return index;
-    const size_t shift = (index - 2 * kLinear) / kLinear + 1;
-    const uint64_t mantissa = (index - 2 * kLinear) % kLinear + kLinear;
-    return ((mantissa + 1) << shift) - 1;
-  }
-  std::vector<uint64_t> counts_;
-  uint64_t count_ = 0;
-  uint64_t max_ = 0;
-};
-
-// ---------------------------------------------------------------- SSE client
-
-// What one client thread accumulates.
-struct ThreadStats {
-  Histogram latency;
-  // The same by the second of the event's send time (since the first send
-  // this thread saw), to tell a steady delay from a stall.
-  std::vector<Histogram> by_second;
-  uint64_t first_second = 0;  // 0: nothing seen yet.
-  std::vector<char> scratch = std::vector<char>(256 * 1024);
-};
-thread_local ThreadStats* tls_stats = nullptr;
-
-class SseClients;
-
-// The decimal number at the start of `text` (false when there is none or
-// it overflows 64 bits). By hand: it runs twice per event received.
-bool LeadingNumber(absl::string_view text, uint64_t& value) {
-  constexpr uint64_t kMax = std::numeric_limits<uint64_t>::max();
-  value = 0;
-  size_t at = 0;
-  for (; at < text.size() && text[at] >= '0' && text[at] <= '9'; ++at) {
-    const uint64_t digit = static_cast<uint64_t>(text[at] - '0');
-    if (value > (kMax - digit) / 10) return false;
-    value = value * 10 + digit;
-  }
-  return at > 0;
-}
-
-// The event's sequence: its JSON starts with `prefix` (the stream and the
-// sequence's key), as the daemon writes every event.
-bool SequenceOf(absl::string_view json, absl::string_view prefix, uint64_t& sequence) {
-  return absl::StartsWith(json, prefix) && LeadingNumber(json.substr(prefix.size()), sequence);
-}
-
-// The offset of the first newline in `text` followed by `prefix`, or npos.
-// A frame ends at a newline followed by "\n" (a blank line), and its data
-// line follows a newline. A line at a time with memchr: absl's find of a
-// string went through memmem, which took a third of the client's CPU.
-size_t NewlineBefore(absl::string_view text, absl::string_view prefix) {
-  for (size_t at = text.find('\n'); at != absl::string_view::npos; at = text.find('\n', at + 1)) {
-    if (absl::StartsWith(text.substr(at + 1), prefix)) return at;
-  }
-  return absl::string_view::npos;
-}
-
-// The publish time `"ts":` in the event's data, in its last 64 bytes: the
-// publishers write it last in the data, which the daemon writes last in
-// the event (these events have no attributes).
-bool PublishTimeOf(absl::string_view json, uint64_t& ts) {
-  constexpr absl::string_view kKey = "\"ts\":";
-  const size_t tail = json.size() > 64 ? json.size() - 64 : 0;
-  const size_t at = json.substr(tail).rfind(kKey);
-  return at != absl::string_view::npos && LeadingNumber(json.substr(tail + at + kKey.size()), ts);
-}
-
-// One SSE connection. Asio connects it and sends the request; then the
-// socket leaves Asio for a reader thread's epoll set, where a ready
-// connection costs one recv into the thread's scratch buffer and nothing
-// else. With Asio, each wakeup cost a second read that found nothing (or an
-// epoll_ctl to wait again): the client shares the machine's two vCPUs with
-// the daemon it measures, so its cost is taken from the daemon. The set is
-// edge-triggered: every arrival of data makes an edge, so a read that comes
-// back short has emptied the socket, and epoll need not poll each
-// connection it reported a second time. Only an incomplete trailing frame is
-// kept per connection.
-class SseClient {
- public:
-  SseClient(SseClients& owner, net::io_context& ioc, size_t index)
-      : owner_(owner), socket_(ioc), index_(index) {}
-  void Start();
-  uint64_t received() const { return received_; }
-  uint64_t last_sequence() const { return last_sequence_; }
-  bool failed() const { return failed_; }
-  // Reader thread: the socket is readable.
-  void OnReadable();
-  void Close() {
-    if (fd_ >= 0) {
-      close(fd_);
-      fd_ = -1;
-    }
-    boost::system::error_code ignored;
-    socket_.close(ignored);
-  }
-
- private:
-  void Attach();
-  void Consume(const char* data, size_t size, uint64_t now_ns);
-  bool Frame(absl::string_view frame, uint64_t now_ns);
-  void Fail(const std::string& why);
-
-  SseClients& owner_;
-  tcp::socket socket_;
-  int fd_ = -1;  // The socket, once handed to a reader thread.
-  const size_t index_;
-  std::string pending_;  // An incomplete head or frame.
-  std::string request_;
-  bool head_done_ = false;
-  bool failed_ = false;
-  uint64_t received_ = 0;
-  uint64_t last_sequence_ = 0;
-};
-
-// A set of SSE clients on one stream, connected gradually.
-class SseClients {
- public:
-  struct Config {
-    uint16_t port = 0;
-    std::string stream;
-    std::string after;  // Query value; "" = the default (latest).
-    int connections = 1;
-    int threads = 1;
-    int connect_parallel = 256;
-    bool record_latency = true;
-  };
-
-  // One Asio thread connects and sends the requests; `threads` reader
-  // threads read (SseClient says why).
-  explicit SseClients(Config config)
-      : config_(std::move(config)),
-        sequence_prefix_(absl::StrCat("{\"stream\":\"", config_.stream, "\",\"sequence\":")) {
-    for (int i = 0; i < config_.connections; ++i) {
-      clients_.push_back(std::make_unique<SseClient>(*this, connector_, static_cast<size_t>(i)));
-    }
-    readers_.resize(static_cast<size_t>(std::max(1, config_.threads)));
-    stats_.resize(readers_.size());
-    for (int& reader : readers_) reader = epoll_create1(EPOLL_CLOEXEC);
-  }
-  ~SseClients() { Stop(); }
-
-  const Config& config() const { return config_; }
-  // How every event's JSON starts, up to its sequence.
-  absl::string_view sequence_prefix() const { return sequence_prefix_; }
-  tcp::endpoint endpoint() const {
-    return tcp::endpoint(net::ip::make_address_v4("127.0.0.1"), config_.port);
-  }
-
-  void Start() {
-    const int first = std::min(config_.connect_parallel, config_.connections);
-    next_.store(static_cast<size_t>(first));
-    for (int i = 0; i < first; ++i) clients_[static_cast<size_t>(i)]->Start();
-    threads_.emplace_back([this] { connector_.run(); });
-    for (size_t i = 0; i < readers_.size(); ++i) threads_.emplace_back([this, i] { ReadLoop(i); });
-  }
-
-  // Called once per client when its stream started (or failed to).
-  void Opened(bool ok) {
-    (ok ? open_ : failed_).fetch_add(1);
-    const size_t next = next_.fetch_add(1);
-    if (next < clients_.size()) clients_[next]->Start();
-  }
-  void Failed(const std::string& why) {
-    failures_.fetch_add(1);
-    keel::MutexLock lock(&mu_);
-    if (first_failure_.empty()) first_failure_ = why;
-  }
-  // Hands `fd` (of `client`) to reader thread `index` % threads.
-  bool Watch(size_t index, int fd, SseClient* client) {
-    epoll_event event{};
-    event.events = EPOLLIN | EPOLLET;
-    event.data.ptr = client;
-    return epoll_ctl(readers_[index % readers_.size()], EPOLL_CTL_ADD, fd, &event) == 0;
-  }
-  void Delivered(uint64_t n) { delivered_.fetch_add(n, std::memory_order_relaxed); }
-  void LastEventAt(uint64_t ns) { last_event_ns_.store(ns, std::memory_order_relaxed); }
-
-  int open() const { return open_.load(); }
-  int failed_to_open() const { return failed_.load(); }
-  uint64_t failures() const { return failures_.load(); }
-  uint64_t delivered() const { return delivered_.load(std::memory_order_relaxed); }
-  uint64_t last_event_ns() const { return last_event_ns_.load(); }
-  std::string first_failure() {
-    keel::MutexLock lock(&mu_);
-    return first_failure_;
-  }
-
-  // Stops the threads and closes every socket.
-  void Stop() {
-    if (stopped_) return;
-    stopped_ = true;
-    stopping_.store(true);
-    connector_.stop();
-    for (std::thread& t : threads_) t.join();
-    for (auto& client : clients_) client->Close();
-    for (int fd : readers_) close(fd);
-  }
-
-  Histogram MergedLatency() const {
-    Histogram all;
-    for (const ThreadStats& s : stats_) all.Merge(s.latency);
-    return all;
-  }
-  // Per second of send time, counted from the earliest first second seen.
-  std::vector<Histogram> MergedLatencyBySecond() const {
-    uint64_t base = 0;
-    for (const ThreadStats& s : stats_) {
-      if (s.first_second != 0 && (base == 0 || s.first_second < base)) base = s.first_second;
-    }
-    std::vector<Histogram> all;
-    for (const ThreadStats& s : stats_) {
-      for (size_t i = 0; i < s.by_second.size(); ++i) {
-        const size_t index = i + (s.first_second - base);
-        if (index >= all.size()) all.resize(index + 1);
-        all[index].Merge(s.by_second[i]);
-      }
-    }
-    return all;
-  }
-  const std::vector<std::unique_ptr<SseClient>>& clients() const { return clients_; }
-
- private:
-  const Config config_;
-  const std::string sequence_prefix_;
-  // Polls rather than blocks: over loopback the daemon's write runs the
-  // receiving side too, so a reader asleep in epoll_wait is woken by the
-  // daemon's sending thread once per arrival (about 12,000 times a second at
-  // 10,000 connections), a cost a remote client would not put on the
-  // daemon. A reader that sleeps for kIdlePoll between empty polls is not
-  // waiting on the epoll set, so an arrival only marks it ready; the
-  // latency recorded includes that sleep.
-  void ReadLoop(size_t index) {
-    constexpr auto kIdlePoll = std::chrono::microseconds(500);
-    tls_stats = &stats_[index];
-    epoll_event events[256];
-    while (!stopping_.load()) {
-      const int n = epoll_wait(readers_[index], events, 256, 0);
-      for (int i = 0; i < n; ++i) static_cast<SseClient*>(events[i].data.ptr)->OnReadable();
-      if (n == 0) std::this_thread::sleep_for(kIdlePoll);
-    }
-  }
-
-  net::io_context connector_{1};
-  // Clients are started gradually, from reader threads, and a connected
-  // one leaves Asio: run() must not return while none is connecting.
-  net::executor_work_guard<net::io_context::executor_type> connecting_ =
-      net::make_work_guard(connector_);
-  std::vector<int> readers_;  // An epoll set per reader thread.
-  std::atomic<bool> stopping_{false};
-  std::vector<std::unique_ptr<SseClient>> clients_;
-  std::vector<ThreadStats> stats_;
-  std::vector<std::thread> threads_;
-  std::atomic<size_t> next_{0};
-  std::atomic<int> open_{0};
-  std::atomic<int> failed_{0};
-  std::atomic<uint64_t> failures_{0};
-  std::atomic<uint64_t> delivered_{0};
-  std::atomic<uint64_t> last_event_ns_{0};
-  keel::Mutex mu_;
-  std::string first_failure_ ABSL_GUARDED_BY(mu_);
-  bool stopped_ = false;
-};
-
-void SseClient::Start() {
-  const SseClients::Config& c = owner_.config();
-  request_ = absl::StrCat("GET /v1/streams/", c.stream, "/sse",
-                          c.after.empty() ? "" : absl::StrCat("?after=", c.after),
-                          " HTTP/1.1\r\nHost: 127.0.0.1\r\nAccept: text/event-stream\r\n\r\n");
-  socket_.async_connect(owner_.endpoint(), [this](const boost::system::error_code& ec) {
-    if (ec) {
-      Fail(absl::StrCat("connect: ", ec.message()));
-      return;
-    }
-    boost::system::error_code ignored;
-    socket_.non_blocking(true, ignored);
-    net::async_write(socket_, net::buffer(request_),
-                     [this](const boost::system::error_code& ec, size_t) {
-                       if (ec) return Fail(absl::StrCat("write: ", ec.message()));
-                       Attach();
-                     });
-  });
-}
-
-// The request is out: the rest of the connection is reading.
-void SseClient::Attach() {
-  boost::system::error_code ec;
-  fd_ = socket_.release(ec);
-  if (ec) return Fail(absl::StrCat("release: ", ec.message()));
-  if (!owner_.Watch(index_, fd_, this)) Fail(absl::StrCat("epoll_ctl: ", strerror(errno)));
-}
-
-void SseClient::OnReadable() {
-  if (failed_) return;
-  std::vector<char>& scratch = tls_stats->scratch;
-  while (true) {
-    const ssize_t n = recv(fd_, scratch.data(), scratch.size(), 0);
-    // Edge-triggered: an interrupted read must be retried, as no new edge
-    // comes for data already waiting.
-    if (n < 0 && errno == EINTR) continue;
-    if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) return;
-    if (n <= 0) return Fail(n == 0 ? "the server closed the stream" : strerror(errno));
-    Consume(scratch.data(), static_cast<size_t>(n), NowNanos());
-    if (failed_ || static_cast<size_t>(n) < scratch.size()) return;
-  }
-}
-
-void SseClient::Consume(const char* data, size_t size, uint64_t now_ns) {
-  // Work on the pending tail plus the new bytes.
-  absl::string_view input(data, size);
-  std::string joined;
-  if (!pending_.empty()) {
-    joined = std::move(pending_);
-    joined.append(data, size);
-    pending_.clear();
-    input = joined;
-  }
-  if (!head_done_) {
-    const size_t end = input.find("\r\n\r\n");
-    if (end == absl::string_view::npos) {
-      pending_.assign(input.data(), input.size());
-      return;
-    }
-    if (input.substr(0, 12) != "HTTP/1.1 200") {
-      Fail(absl::StrCat("SSE request answered ", input.substr(0, std::min<size_t>(end, 300))));
-      return;
-    }
-    head_done_ = true;
-    owner_.Opened(true);
-    input.remove_prefix(end + 4);
-  }
-  uint64_t delivered = 0;
-  while (true) {
-    const size_t end = NewlineBefore(input, "\n");
-    if (end == absl::string_view::npos) break;
-    const absl::string_view frame = input.substr(0, end + 1);
-    input.remove_prefix(end + 2);
-    if (Frame(frame, now_ns)) ++delivered;
-    if (failed_) return;
-  }
-  if (delivered > 0) {
-    owner_.Delivered(delivered);
-    owner_.LastEventAt(now_ns);
-  }
-  pending_.assign(input.data(), input.size());
-}
-
-// Handles one frame; returns whether it was an event.
-bool SseClient::Frame(absl::string_view frame, uint64_t now_ns) {
-  const size_t data_at = NewlineBefore(frame, "data: ");
-  if (data_at == absl::string_view::npos) return false;  // retry:, : keepalive
-  const absl::string_view data = frame.substr(data_at + 7);
-  if (frame.substr(0, 4) != "id: ") {
-    Fail(absl::StrCat("unexpected frame: ", frame.substr(0, 300)));
-    return false;
-  }
-  // The event JSON: {"stream":"S","sequence":N,...,"data":{"n":I,"pad":P,"ts":T}}.
-  // The sequence is read where the daemon puts it and the publish time near
-  // the end: the client shares the machine with the daemon it measures, and
-  // searching every frame whole took a quarter of the client's CPU.
-  uint64_t sequence = 0;
-  if (!SequenceOf(data, owner_.sequence_prefix(), sequence)) {
-    Fail(absl::StrCat("no sequence in ", data.substr(0, 300)));
-    return false;
-  }
-  if (sequence != last_sequence_ + 1) {
-    Fail(absl::StrCat("connection ", index_, ": sequence ", sequence, " after ", last_sequence_));
-    return false;
-  }
-  last_sequence_ = sequence;
-  ++received_;
-  if (owner_.config().record_latency) {
-    uint64_t published_ns = 0;
-    if (!PublishTimeOf(data, published_ns)) {
-      Fail(absl::StrCat("no ts in ", data.substr(0, 300)));
-      return false;
-    }
-    const uint64_t micros = now_ns > published_ns ? (now_ns - published_ns) / 1000 : 0;
-    tls_stats->latency.Add(micros);
-    const uint64_t second = published_ns / 1'000'000'000;
-    if (tls_stats->first_second == 0) tls_stats->first_second = second;
-    const uint64_t index = second > tls_stats->first_second ? second - tls_stats->first_second : 0;
-    if (index >= tls_stats->by_second.size()) tls_stats->by_second.resize(index + 1);
-    tls_stats->by_second[index].Add(micros);
-  }
-  return true;
-}
-
-void SseClient::Fail(const std::string& why) {
-  if (failed_) return;
-  failed_ = true;
-  if (!head_done_) owner_.Opened(false);
-  owner_.Failed(why);
-  Close();
-}
-
 // ---------------------------------------------------------------- daemon
 
-struct Daemon {
-  ChildProcess process;
-  uint16_t port = 0;
-  std::string command;
-};
+using Daemon = KeelDaemon;
 
 absl::StatusOr<Daemon> StartDaemon(const SseOptions& o, const std::string& root) {
-  const std::string port_file = (fs::path(root) / "daemon.port").string();
-  std::vector<std::string> argv = {
-      o.keel,        "daemon",  "--listen",     "127.0.0.1:0",
-      "--port-file", port_file, "--data-dir",   (fs::path(root) / "data").string(),
-      "--sync",      o.sync,    "--io-threads", absl::StrCat(o.io_threads),
-      "--sse-threads", absl::StrCat(o.sse_threads), "--log-level", "warn"};
-  if (!o.flush.empty()) argv.insert(argv.end(), {"--sse-flush", o.flush});
-  Daemon daemon;
-  daemon.command = absl::StrJoin(argv, " ");
-  KEEL_ASSIGN_OR_RETURN(daemon.process,
-                        ChildProcess::Start(argv, (fs::path(root) / "daemon.log").string()));
-  const absl::Time deadline = absl::Now() + absl::Seconds(20);
-  while (true) {
-    std::ifstream in(port_file);
-    uint32_t port = 0;
-    if (in >> port && port > 0) {
-      daemon.port = static_cast<uint16_t>(port);
-      break;
-    }
-    if (absl::Now() >= deadline) {
-      return absl::DeadlineExceededError(
-          absl::StrCat("keel daemon did not report its port; see ", root, "/daemon.log"));
-    }
-    absl::SleepFor(absl::Milliseconds(20));
-  }
-  KEEL_RETURN_IF_ERROR(WaitForListener(daemon.port, absl::Seconds(10)));
-  return daemon;
+  std::vector<std::string> args = {"--data-dir",    (fs::path(root) / "data").string(),
+                                   "--sync",        o.sync,
+                                   "--io-threads",  absl::StrCat(o.io_threads),
+                                   "--sse-threads", absl::StrCat(o.sse_threads),
+                                   "--log-level",   "warn"};
+  if (!o.flush.empty()) args.insert(args.end(), {"--sse-flush", o.flush});
+  return StartKeelDaemon(o.keel, args, root, "daemon");
 }
 
 // ---------------------------------------------------------------- cases
@@ -679,82 +198,23 @@ absl::StatusOr<FanoutResult> RunFanout(const SseOptions& o, Daemon& daemon, std:
       << "\n"
       << std::flush;
 
-  // The publishers: open loop. Event i is due at start + i / rate and is
-  // sent by thread i % publishers on its own keep-alive connection, so a
-  // slow publish delays only that thread's next turn, not the schedule;
-  // each event carries the time it was actually sent.
+  // The publishers: open loop (PublishOpenLoop).
   const uint64_t events = static_cast<uint64_t>(o.rate * o.seconds + 0.5);
   result.events = events;
   result.expected = events * static_cast<uint64_t>(o.connections);
-  const std::string target = absl::StrCat("/v1/streams/", kFanoutStream, "/events");
-  const std::string pad(o.payload_bytes, 'p');
   out << "  publishing " << Thousands(events) << " events at " << o.rate << "/s from "
       << o.publishers << " open-loop publisher connections ... " << std::flush;
-  const SteadyClock::time_point start = SteadyClock::now() + std::chrono::milliseconds(50);
-  std::atomic<uint64_t> max_lag_ns{0};
-  std::atomic<uint64_t> published{0};
-  std::atomic<uint64_t> last_sent_ns{0};
-  keel::Mutex publish_mu;
-  absl::Status publish_error;
-  std::vector<std::thread> publishers;
-  for (int p = 0; p < o.publishers; ++p) {
-    publishers.emplace_back([&, p] {
-      BlockingHttpClient publisher;
-      absl::Status status = publisher.Connect("127.0.0.1", daemon.port);
-      for (uint64_t i = static_cast<uint64_t>(p); status.ok() && i < events;
-           i += static_cast<uint64_t>(o.publishers)) {
-        const SteadyClock::time_point due =
-            start +
-            std::chrono::nanoseconds(static_cast<int64_t>(1e9 * static_cast<double>(i) / o.rate));
-        std::this_thread::sleep_until(due);
-        const uint64_t sent = NowNanos();
-        if (i == events - 1) last_sent_ns.store(sent);
-        const uint64_t due_ns = static_cast<uint64_t>(
-            std::chrono::duration_cast<std::chrono::nanoseconds>(due.time_since_epoch()).count());
-        if (sent > due_ns) {
-          uint64_t lag = sent - due_ns, seen = max_lag_ns.load();
-          while (lag > seen && !max_lag_ns.compare_exchange_weak(seen, lag)) {
-          }
-        }
-        // The send time comes last, where the clients look for it first.
-        const std::string body = absl::StrCat("{\"type\":\"bench.sse\",\"data\":{\"n\":", i,
-                                              ",\"pad\":\"", pad, "\",\"ts\":", sent, "}}");
-        absl::StatusOr<BlockingHttpClient::Response> response =
-            publisher.RoundTrip(JsonPostRequest("127.0.0.1", target, body));
-        if (!response.ok()) {
-          status = response.status();
-        } else if (response->status != 201) {
-          status = absl::InternalError(absl::StrCat("publish answered ", response->status, ": ",
-                                                    response->body.substr(0, 300)));
-        } else {
-          published.fetch_add(1);
-        }
-      }
-      if (!status.ok()) {
-        keel::MutexLock lock(&publish_mu);
-        publish_error.Update(status);
-      }
-    });
-  }
-  while (published.load() < events) {
-    {
-      keel::MutexLock lock(&publish_mu);
-      if (!publish_error.ok()) break;
-    }
-    sample();
-    absl::SleepFor(absl::Milliseconds(100));
-  }
-  for (std::thread& t : publishers) t.join();
-  KEEL_RETURN_IF_ERROR(publish_error);
-  result.publish_seconds = std::chrono::duration<double>(SteadyClock::now() - start).count();
-  result.max_publish_lag_seconds = static_cast<double>(max_lag_ns.load()) / 1e9;
-  const uint64_t start_ns = static_cast<uint64_t>(
-      std::chrono::duration_cast<std::chrono::nanoseconds>(start.time_since_epoch()).count());
-  // Sends per second over the schedule (event 0 at start, event n-1 last).
-  result.achieved_rate = events > 1 && last_sent_ns.load() > start_ns
-                             ? static_cast<double>(events - 1) /
-                                   (static_cast<double>(last_sent_ns.load() - start_ns) / 1e9)
-                             : o.rate;
+  OpenLoopOptions schedule;
+  schedule.port = daemon.port;
+  schedule.stream = kFanoutStream;
+  schedule.events = events;
+  schedule.rate = o.rate;
+  schedule.publishers = o.publishers;
+  schedule.payload_bytes = o.payload_bytes;
+  KEEL_ASSIGN_OR_RETURN(const OpenLoopResult published, PublishOpenLoop(schedule, sample));
+  result.publish_seconds = published.publish_seconds;
+  result.max_publish_lag_seconds = published.max_lag_seconds;
+  result.achieved_rate = published.achieved_rate;
   out << Duration(result.publish_seconds) << " (achieved "
       << absl::StrFormat("%.1f", result.achieved_rate) << " events/s; latest send "
       << Duration(result.max_publish_lag_seconds) << " behind schedule)\n"
@@ -844,7 +304,7 @@ absl::StatusOr<CatchUpResult> RunCatchUp(const SseOptions& o, Daemon& daemon, st
   config.threads = 1;
   config.record_latency = false;
   SseClients client(config);
-  const uint64_t start_ns = NowNanos();
+  const uint64_t start_ns = SteadyNowNanos();
   client.Start();
   uint64_t last = 0;
   absl::Time last_progress = absl::Now();

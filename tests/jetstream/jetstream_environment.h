@@ -10,7 +10,7 @@
 #include <memory>
 #include <string>
 
-#include "keel/tests/jetstream/nats_cluster.h"
+#include "keel/tests/nats/nats_cluster.h"
 
 namespace keel::jetstream::testing {
 

@@ -43,7 +43,7 @@ Result RunBench(std::vector<std::string> args) {
 TEST(KeelBenchTest, HelpListsEveryMode) {
   Result r = RunBench({"--help"});
   EXPECT_EQ(r.code, kExitOk) << r.err;
-  for (const std::string name : {"storage", "http", "sse"}) {
+  for (const std::string name : {"storage", "http", "sse", "jetstream"}) {
     EXPECT_THAT(r.out, HasSubstr("  " + name + " "));
   }
   for (const auto& mode : BenchModes()) {

@@ -1,4 +1,4 @@
-#include "keel/tests/jetstream/nats_cluster.h"
+#include "keel/tests/nats/nats_cluster.h"
 
 #include <fcntl.h>
 #include <netinet/in.h>
@@ -7,21 +7,19 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "absl/strings/str_split.h"
 #include "keel/core/status_macros.h"
 #include "keel/drivers/jetstream/nats_client.h"
 
 namespace keel::jetstream::testing {
 namespace {
-
-#ifndef KEEL_NATS_SERVER
-#define KEEL_NATS_SERVER "nats-server"
-#endif
 
 // A port nothing listens on now (the kernel's pick for a socket bound to
 // port 0); the server binds it moments later.
@@ -54,9 +52,27 @@ bool JetStreamAnswers(const std::string& url, const std::string& token) {
 
 }  // namespace
 
+std::string FindNatsServer() {
+  std::vector<std::string> dirs;
+  if (const char* path = std::getenv("PATH"); path != nullptr) {
+    dirs = absl::StrSplit(path, ':', absl::SkipEmpty());
+  }
+  dirs.insert(dirs.end(), {"/usr/sbin", "/usr/local/sbin"});
+  for (const std::string& dir : dirs) {
+    const std::string candidate = absl::StrCat(dir, "/nats-server");
+    if (access(candidate.c_str(), X_OK) == 0) return candidate;
+  }
+  return "";
+}
+
 absl::StatusOr<std::unique_ptr<NatsCluster>> NatsCluster::Start(int nodes, const std::string& dir,
                                                                 const std::string& token) {
   std::unique_ptr<NatsCluster> cluster(new NatsCluster());
+  cluster->program_ = FindNatsServer();
+  if (cluster->program_.empty()) {
+    return absl::NotFoundError(
+        "nats-server is neither on PATH nor in /usr/sbin or /usr/local/sbin");
+  }
   cluster->dir_ = dir;
   cluster->token_ = token;
   std::filesystem::create_directories(dir);
@@ -106,8 +122,8 @@ absl::Status NatsCluster::Launch(Node& node) {
       dup2(log, STDOUT_FILENO);
       dup2(log, STDERR_FILENO);
     }
-    execlp(KEEL_NATS_SERVER, KEEL_NATS_SERVER, "-c", node.config_file.c_str(),
-           static_cast<char*>(nullptr));
+    execl(program_.c_str(), program_.c_str(), "-c", node.config_file.c_str(),
+          static_cast<char*>(nullptr));
     _exit(127);
   }
   node.pid = pid;

@@ -1,13 +1,15 @@
-// NatsCluster: real nats-server processes with JetStream for tests, on
-// free loopback ports with their stores in a temporary directory: one
-// standalone server, or a cluster of several nodes routed to each other.
+// NatsCluster: real nats-server processes with JetStream for the jetstream
+// driver's tests and for `keel-bench jetstream`, on free loopback ports with
+// their stores in a given directory: one standalone server, or a cluster of
+// several nodes routed to each other. It uses no test framework, so the
+// benchmark program links it too.
 // Nodes can be killed (SIGKILL) and restarted on the same ports and store.
 // Servers do not advertise each other to clients: a client reconnects only
 // to the URLs it was given.
 //
-// Thread safety: not thread-safe; one test drives it.
-#ifndef KEEL_TESTS_JETSTREAM_NATS_CLUSTER_H_
-#define KEEL_TESTS_JETSTREAM_NATS_CLUSTER_H_
+// Thread safety: not thread-safe; one test (or benchmark) drives it.
+#ifndef KEEL_TESTS_NATS_NATS_CLUSTER_H_
+#define KEEL_TESTS_NATS_NATS_CLUSTER_H_
 
 #include <sys/types.h>
 
@@ -20,11 +22,16 @@
 
 namespace keel::jetstream::testing {
 
+// The nats-server program: on $PATH, else in /usr/sbin or /usr/local/sbin
+// (where Debian and source installs put it, often outside a user's PATH);
+// "" when there is none.
+std::string FindNatsServer();
+
 class NatsCluster {
  public:
   // Starts `nodes` servers (1: standalone) and waits until JetStream answers
-  // on each. kUnavailable when they do not come up (their logs are in
-  // `dir`).
+  // on each. kNotFound without nats-server (FindNatsServer), kUnavailable
+  // when they do not come up (their logs are in `dir`).
   // With `token`, clients must authenticate with it.
   static absl::StatusOr<std::unique_ptr<NatsCluster>> Start(int nodes, const std::string& dir,
                                                             const std::string& token = "");
@@ -62,6 +69,7 @@ class NatsCluster {
   NatsCluster() = default;
   absl::Status Launch(Node& node);
 
+  std::string program_;  // nats-server.
   std::string dir_;
   std::string token_;
   std::vector<Node> nodes_;
@@ -69,4 +77,4 @@ class NatsCluster {
 
 }  // namespace keel::jetstream::testing
 
-#endif  // KEEL_TESTS_JETSTREAM_NATS_CLUSTER_H_
+#endif  // KEEL_TESTS_NATS_NATS_CLUSTER_H_

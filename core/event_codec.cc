@@ -85,7 +85,7 @@ bool ParseAttribute(absl::string_view entry, Event& event) {
     if (!wire::GetTag(entry, field, type)) return false;
     if ((field == 1 || field == 2) && type == wire::kLengthDelimited) {
       if (!wire::GetBytes(entry, field == 1 ? key : value)) return false;
-    } else if (!wire::SkipValue(entry, type)) {
+    } else if (!wire::SkipValue(entry, field, type)) {
       return false;
     }
   }
@@ -118,7 +118,7 @@ bool ParseField(absl::string_view& in, Event& event) {
     if (field == kTimeUnixNanos) event.time = absl::FromUnixNanos(static_cast<int64_t>(value));
     return true;
   }
-  if (type != wire::kLengthDelimited) return wire::SkipValue(in, type);
+  if (type != wire::kLengthDelimited) return wire::SkipValue(in, field, type);
   absl::string_view bytes;
   if (!wire::GetBytes(in, bytes)) return false;
   if (std::string* target = StringField(event, field)) {

@@ -24,15 +24,20 @@ bool GetBytes(absl::string_view& in, absl::string_view& bytes) {
 }
 
 bool GetTag(absl::string_view& in, uint32_t& field, WireType& type) {
+  const size_t available = in.size();
   uint64_t tag;
-  if (!GetVarint(in, tag) || tag > UINT32_MAX) return false;
-  field = static_cast<uint32_t>(tag >> 3);
+  if (!GetVarint(in, tag) || available - in.size() > 5) return false;
+  field = static_cast<uint32_t>(tag) >> 3;  // Bits past 32 are dropped, as protobuf does.
   type = static_cast<WireType>(tag & 7);
-  return field != 0 && (type == kVarint || type == kFixed64 || type == kLengthDelimited ||
-                        type == kFixed32);
+  return field != 0 && type <= kFixed32;
 }
 
-bool SkipValue(absl::string_view& in, WireType type) {
+namespace {
+
+// Protobuf's default recursion limit.
+constexpr int kMaxGroupDepth = 100;
+
+bool Skip(absl::string_view& in, uint32_t field, WireType type, int depth) {
   uint64_t ignored;
   absl::string_view bytes;
   switch (type) {
@@ -47,8 +52,25 @@ bool SkipValue(absl::string_view& in, WireType type) {
       in.remove_prefix(size);
       return true;
     }
+    case kStartGroup:
+      if (depth >= kMaxGroupDepth) return false;
+      while (true) {
+        uint32_t inner_field;
+        WireType inner_type;
+        if (!GetTag(in, inner_field, inner_type)) return false;
+        if (inner_type == kEndGroup) return inner_field == field;
+        if (!Skip(in, inner_field, inner_type, depth + 1)) return false;
+      }
+    case kEndGroup:
+      return false;
   }
   return false;
+}
+
+}  // namespace
+
+bool SkipValue(absl::string_view& in, uint32_t field, WireType type) {
+  return Skip(in, field, type, 0);
 }
 
 }  // namespace keel::wire

@@ -14,7 +14,14 @@
 
 namespace keel::wire {
 
-enum WireType : uint32_t { kVarint = 0, kFixed64 = 1, kLengthDelimited = 2, kFixed32 = 5 };
+enum WireType : uint32_t {
+  kVarint = 0,
+  kFixed64 = 1,
+  kLengthDelimited = 2,
+  kStartGroup = 3,  // Deprecated groups: read only to be skipped.
+  kEndGroup = 4,
+  kFixed32 = 5,
+};
 
 inline void PutVarint(std::string& out, uint64_t value) {
   while (value >= 0x80) {
@@ -49,10 +56,14 @@ inline size_t BytesFieldSize(absl::string_view bytes) {
 // malformed input.
 bool GetVarint(absl::string_view& in, uint64_t& value);
 bool GetBytes(absl::string_view& in, absl::string_view& bytes);
-// Reads a tag; fails on field number 0 and on group wire types.
+// Reads a tag as protobuf's parser does: at most 5 bytes, taken modulo
+// 2^32; fails on field number 0 and on wire types 6 and 7.
 bool GetTag(absl::string_view& in, uint32_t& field, WireType& type);
-// Skips the value of a field of wire type `type` (an unknown field).
-bool SkipValue(absl::string_view& in, WireType type);
+// Skips the value of field `field` of wire type `type` (an unknown field),
+// a group with everything up to its end (as protobuf skips unknown groups,
+// nested at most 100 deep); fails on an end-group tag, which only a group
+// may hold.
+bool SkipValue(absl::string_view& in, uint32_t field, WireType type);
 
 }  // namespace keel::wire
 

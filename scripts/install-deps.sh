@@ -13,6 +13,8 @@ packages=(
   libgtest-dev libgmock-dev libbenchmark-dev
   nats-server libnats-dev
   chromium redis-server redis-tools curl
+  # scripts/fuzz.sh: clang 14 and its runtimes (libFuzzer, ASan, UBSan).
+  clang-14 libclang-rt-14-dev
 )
 
 missing=()

@@ -117,5 +117,47 @@ TEST(EventCodecTest, RejectsDamagedInput) {
   EXPECT_THAT(DecodeEvent(std::string("\x00", 1)), StatusIs(absl::StatusCode::kDataLoss));
 }
 
+// Found by fuzzing (stored_entry_fuzzer): protobuf reads a tag of five
+// bytes whose value needs more than 32 bits by dropping the excess bits;
+// the reader refused the envelope that protobuf reads.
+TEST(EventCodecTest, ReadsAFiveByteTagAsProtobufDoes) {
+  // Field 8 as fixed32, then an unknown varint field whose 5-byte tag
+  // overflows 32 bits, then its value.
+  const std::string bytes("\x45\x8d\xff\xfe\x90\x98\x9a\x96\x88\x72\x60", 11);
+  keel::v1::Event proto;
+  ASSERT_TRUE(proto.ParseFromString(bytes));
+  ASSERT_OK_AND_ASSIGN(Event decoded, DecodeEvent(bytes));
+  EXPECT_EQ(decoded, DecodeEvent(proto.SerializeAsString()).value());
+  // Six bytes are more than a tag has: protobuf refuses them, and so do we.
+  const std::string six_byte_tag("\x98\x9a\x96\x88\x82\x00\x60", 7);
+  EXPECT_FALSE(proto.ParseFromString(six_byte_tag));
+  EXPECT_THAT(DecodeEvent(six_byte_tag), StatusIs(absl::StatusCode::kDataLoss));
+}
+
+// Unknown groups (a deprecated wire type protobuf still skips) are skipped
+// whole, nested ones included; an end without its start, or the end of
+// another field's group, is damage, for protobuf as for us.
+TEST(EventCodecTest, SkipsUnknownGroupsAsProtobufDoes) {
+  const std::string group_of_field_20 =
+      std::string("\xa3\x01", 2) +                   // Start group 20.
+      std::string("\x08\x05", 2) +                   // Field 1, varint.
+      std::string("\xab\x01\x0a\x01x\xac\x01", 7) +  // Group 21 holding field 1, bytes.
+      std::string("\xa4\x01", 2);                    // End group 20.
+  const std::string bytes = EncodeEvent(FullEvent()) + group_of_field_20;
+  keel::v1::Event proto;
+  ASSERT_TRUE(proto.ParseFromString(bytes));
+  ASSERT_OK_AND_ASSIGN(Event decoded, DecodeEvent(bytes));
+  EXPECT_EQ(decoded, FullEvent());
+
+  for (const std::string& damaged :
+       {std::string("\xa4\x01", 2),                  // An end alone.
+        std::string("\xa3\x01\x08\x05\xac\x01", 6),  // Ends group 21, not 20.
+        std::string("\xa3\x01\x08\x05", 4)}) {       // Never ends.
+    EXPECT_FALSE(proto.ParseFromString(EncodeEvent(FullEvent()) + damaged));
+    EXPECT_THAT(DecodeEvent(EncodeEvent(FullEvent()) + damaged),
+                StatusIs(absl::StatusCode::kDataLoss));
+  }
+}
+
 }  // namespace
 }  // namespace keel

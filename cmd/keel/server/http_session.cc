@@ -10,6 +10,17 @@
 // session enforces the idle timeout: each socket operation sets a deadline,
 // and the timer, when it fires, closes a connection past its deadline or
 // sleeps until the current one.
+//
+// A request refused before it was read to its end (413 for a body over the
+// limit, 431 for headers over theirs) ends its connection with a lingering
+// close, as nginx and Go's net/http do: the client may still be sending
+// the body, and a socket closed with unread bytes in it sends a reset,
+// which fails the client's send and destroys the answer it has not read
+// (Python's http.client, which writes the whole body before reading, saw a
+// broken pipe instead of the 413). So the session answers, ends its side
+// of the connection, and reads and discards what still comes, without
+// keeping it, until the client closes, until kLingerBytes or
+// kLingerTime (whichever comes first), then closes.
 #include <algorithm>
 #include <bit>
 
@@ -51,6 +62,17 @@ constexpr size_t kKeptBufferBytes = 64 * 1024;
 // A read buffer grows to fit the requests its connection sends up to this
 // size: larger ones are read in several parts.
 constexpr size_t kFittedReadBytes = 16 * 1024;
+
+// A lingering close discards at most this much of what a refused request
+// still sends, for at most this long (and never longer than the idle
+// timeout): a client that sends its whole body before reading gets its
+// answer for bodies up to this size sent at loopback or LAN speed, and a
+// client that keeps sending costs one bounded read loop.
+constexpr size_t kLingerBytes = 64 * 1024 * 1024;
+constexpr Clock::duration kLingerTime = std::chrono::seconds(5);
+
+// Discarded bytes are read this many at a time.
+constexpr size_t kLingerReadBytes = 64 * 1024;
 
 class HttpSession : public std::enable_shared_from_this<HttpSession> {
  public:
@@ -106,10 +128,12 @@ class HttpSession : public std::enable_shared_from_this<HttpSession> {
   void OnRead(beast::error_code ec, size_t request_bytes) {
     deadline_ = Clock::time_point::max();  // No socket operation until the response.
     if (ec == http::error::body_limit) {
+      linger_ = true;  // The rest of the body may be on its way.
       return Reject(413, "payload_too_large",
                     absl::StrCat("request body exceeds ", state_->options.body_limit, " bytes"));
     }
     if (ec == http::error::header_limit) {
+      linger_ = true;
       return Reject(431, "headers_too_large", "request headers are too large");
     }
     if (ec) return Close();  // EOF, idle timeout, reset or unparsable request.
@@ -249,8 +273,38 @@ class HttpSession : public std::enable_shared_from_this<HttpSession> {
   void OnWritten(beast::error_code ec, bool counted, bool keep_alive) {
     if (counted) state_->requests_in_flight.fetch_sub(1);
     TrimBuffers();
+    if (!ec && linger_) return LingeringClose();
     if (ec || !keep_alive) return Close();
     AwaitRequest();
+  }
+
+  // Ends a connection whose request was refused unread (the file comment):
+  // the answer is out; the client sees the end of it (our FIN) while what
+  // it still sends is read and discarded, up to kLingerBytes and until the
+  // idle timer closes the socket at the linger deadline.
+  void LingeringClose() {
+    beast::error_code ignored;
+    socket_.shutdown(net::ip::tcp::socket::shutdown_send, ignored);
+    buffer_.clear();
+    deadline_ = Clock::now() + std::min(idle_timeout_, kLingerTime);
+    WaitIdle(deadline_);  // The timer may be set for later: a whole idle timeout.
+    Discard();
+  }
+
+  // One read, then a wait for the next: a client sending fast does not
+  // hold the I/O thread from its other connections.
+  void Discard() {
+    beast::error_code ec;
+    lingered_bytes_ += socket_.read_some(buffer_.prepare(kLingerReadBytes), ec);
+    if (ec && ec != net::error::would_block && ec != net::error::try_again) {
+      return StopIdleTimer();  // The client closed (it has read the answer), or reset.
+    }
+    if (lingered_bytes_ >= kLingerBytes) return StopIdleTimer();
+    socket_.async_wait(net::socket_base::wait_read,
+                       [self = shared_from_this()](beast::error_code ec) {
+                         if (ec) return self->StopIdleTimer();  // The linger deadline passed.
+                         self->Discard();
+                       });
   }
 
   // The next request on a kept-alive connection. A receive right after a
@@ -310,6 +364,8 @@ class HttpSession : public std::enable_shared_from_this<HttpSession> {
   Clock::time_point deadline_ = Clock::time_point::max();  // Of the socket operation pending.
   bool open_ = true;  // Until closed or handed to an SSE session.
   bool keep_alive_ = true;
+  bool linger_ = false;        // The request was refused before it was read to its end.
+  size_t lingered_bytes_ = 0;  // Discarded by the lingering close.
   absl::Time started_;
   std::string request_line_;  // "METHOD target", for the request log.
   std::string client_;        // The peer's address, when a rate limit needs it.

@@ -21,6 +21,60 @@ bool NeedsNoEscape(absl::string_view text) {
   return true;
 }
 
+// The length of the well-formed UTF-8 sequence (RFC 3629: no overlong
+// forms, no surrogates, nothing above U+10FFFF) at the start of `text`, 0
+// when there is none.
+size_t Utf8SequenceAt(absl::string_view text) {
+  const auto byte = [&](size_t i) { return static_cast<unsigned char>(text[i]); };
+  const unsigned char lead = byte(0);
+  if (lead < 0x80) return 1;
+  size_t size = 0;
+  unsigned char low = 0x80, high = 0xbf;  // The second byte's range.
+  if (lead >= 0xc2 && lead <= 0xdf) {
+    size = 2;
+  } else if (lead >= 0xe0 && lead <= 0xef) {
+    size = 3;
+    if (lead == 0xe0) low = 0xa0;   // Overlong.
+    if (lead == 0xed) high = 0x9f;  // Surrogates.
+  } else if (lead >= 0xf0 && lead <= 0xf4) {
+    size = 4;
+    if (lead == 0xf0) low = 0x90;   // Overlong.
+    if (lead == 0xf4) high = 0x8f;  // Above U+10FFFF.
+  } else {
+    return 0;
+  }
+  if (text.size() < size || byte(1) < low || byte(1) > high) return 0;
+  for (size_t i = 2; i < size; ++i) {
+    if (byte(i) < 0x80 || byte(i) > 0xbf) return 0;
+  }
+  return size;
+}
+
+// `text` with every byte that does not begin a well-formed UTF-8 sequence
+// replaced by U+FFFD, as JSON text must be UTF-8 (RFC 8259): messages quote
+// what clients sent (a cursor, a query value), and events written through
+// the library may carry any bytes. Returns false, leaving `valid` alone,
+// when `text` is already well-formed.
+bool ReplaceInvalidUtf8(absl::string_view text, std::string& valid) {
+  size_t at = 0;
+  while (at < text.size() && Utf8SequenceAt(text.substr(at)) > 0) {
+    at += Utf8SequenceAt(text.substr(at));
+  }
+  if (at == text.size()) return false;
+  valid.assign(text.data(), at);
+  while (at < text.size()) {
+    const size_t size = Utf8SequenceAt(text.substr(at));
+    if (size == 0) {
+      valid += "\xEF\xBF\xBD";
+      ++at;
+    } else {
+      valid.append(text.data() + at, size);
+      at += size;
+    }
+  }
+  return true;
+}
+
 // Appends `value` (< 10^digits) as exactly `digits` digits ending at `end`.
 void PutDigits(char* end, uint64_t value, int digits) {
   for (int i = 0; i < digits; ++i, value /= 10) *--end = static_cast<char>('0' + value % 10);
@@ -66,6 +120,8 @@ std::string JsonString(absl::string_view text) {
 
 void AppendJsonString(absl::string_view text, std::string& out) {
   if (!NeedsNoEscape(text)) {
+    std::string valid;
+    if (ReplaceInvalidUtf8(text, valid)) text = valid;
     out += json::serialize(json::string_view(text.data(), text.size()));
     return;
   }
@@ -138,9 +194,14 @@ void AppendEventJson(const Event& event, absl::string_view cursor, std::string& 
     AppendJsonString(event.content_type, out);
   }
   if (!event.attributes.empty()) {
-    json::object attributes;
-    for (const auto& [key, value] : event.attributes) attributes[key] = value;
-    absl::StrAppend(&out, ",\"attributes\":", json::serialize(attributes));
+    out += ",\"attributes\":{";
+    for (const auto& [key, value] : event.attributes) {
+      if (out.back() != '{') out.push_back(',');
+      AppendJsonString(key, out);
+      out.push_back(':');
+      AppendJsonString(value, out);
+    }
+    out.push_back('}');
   }
   out.push_back('}');
 }

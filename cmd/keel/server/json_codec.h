@@ -46,7 +46,8 @@ std::string PageJson(const ReplayPage& page, absl::string_view stream, uint64_t 
 std::string StreamInfoJson(const StreamInfo& info);
 std::string StreamListJson(const std::vector<StreamInfo>& infos);
 
-// A JSON string literal (quoted and escaped).
+// A JSON string literal (quoted and escaped); bytes that do not form UTF-8
+// become U+FFFD, so the literal is always valid JSON.
 std::string JsonString(absl::string_view text);
 void AppendJsonString(absl::string_view text, std::string& out);
 // RFC 3339 UTC with nanoseconds: 2026-12-01T08:21:59.000000000Z.

@@ -9,6 +9,7 @@
 #include <cstdint>
 #include <random>
 #include <string>
+#include <utility>
 
 namespace keel::server {
 namespace {
@@ -57,14 +58,54 @@ TEST(FormatRfc3339Test, AppendsAfterWhatIsThere) {
   EXPECT_EQ(out, "at 1970-01-01T00:00:01.005000000Z");
 }
 
-TEST(JsonStringTest, MatchesBoostJsonForEveryByte) {
-  for (int c = 0; c < 256; ++c) {
+TEST(JsonStringTest, MatchesBoostJsonForEveryAsciiByteAndForUtf8) {
+  for (int c = 0; c < 128; ++c) {
     const std::string text = "a" + std::string(1, static_cast<char>(c)) + "z";
     EXPECT_EQ(JsonString(text), Serialized(text)) << c;
   }
-  for (const char* text : {"", "plain", "quote\"back\\slash", "tab\tnew\nline", "caf\xc3\xa9"}) {
+  for (const char* text : {"", "plain", "quote\"back\\slash", "tab\tnew\nline", "caf\xc3\xa9",
+                           "\xe2\x82\xac \xf0\x9f\x98\x80 \xf4\x8f\xbf\xbf"}) {
     EXPECT_EQ(JsonString(text), Serialized(text)) << text;
   }
+}
+
+// Found by fuzzing (http_request_fuzzer): a Last-Event-ID of bytes that are
+// not UTF-8 was quoted as it came into the 400's message, and the answer was
+// not JSON a client could parse. JSON text is UTF-8: such bytes become
+// U+FFFD, one per byte that does not begin a well-formed sequence.
+TEST(JsonStringTest, BytesThatAreNotUtf8BecomeReplacementCharacters) {
+  const std::string replacement = "\xef\xbf\xbd";
+  for (int c = 128; c < 256; ++c) {
+    const std::string text = "a" + std::string(1, static_cast<char>(c)) + "z";
+    EXPECT_EQ(JsonString(text), "\"a" + replacement + "z\"") << c;
+  }
+  const std::pair<std::string, std::string> cases[] = {
+      {"\xc3", replacement},                                      // Cut short.
+      {"\xc0\xaf", replacement + replacement},                    // Overlong '/'.
+      {"\xe0\x80\xaf", replacement + replacement + replacement},  // Overlong, 3 bytes.
+      {"\xed\xa0\x80", replacement + replacement + replacement},  // A surrogate.
+      {"\xf4\x90\x80\x80", replacement + replacement + replacement + replacement},  // > U+10FFFF.
+      {"ok\xffstill \xc3\xa9", "ok" + replacement + "still \xc3\xa9"},
+  };
+  for (const auto& [text, expected] : cases) {
+    EXPECT_EQ(boost::json::parse(JsonString(text)).as_string(), expected);
+  }
+}
+
+TEST(AppendEventJsonTest, AttributesThatAreNotUtf8StillMakeJson) {
+  Event event;
+  event.stream = "s";
+  event.sequence = 1;
+  event.type = "t";
+  event.time = absl::FromUnixSeconds(1);
+  event.content_type = "application/octet-stream";
+  event.attributes = {{"ok", "fine"}, {"k\xff", "v\xfe"}};
+  std::string out;
+  AppendEventJson(event, "cursor", out);
+  const boost::json::value parsed = boost::json::parse(out);
+  const boost::json::object& attributes = parsed.at("attributes").as_object();
+  EXPECT_EQ(attributes.at("ok").as_string(), "fine");
+  EXPECT_EQ(attributes.at("k\xef\xbf\xbd").as_string(), "v\xef\xbf\xbd");
 }
 
 }  // namespace

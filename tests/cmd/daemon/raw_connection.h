@@ -14,6 +14,7 @@
 
 #include <cerrno>
 #include <cstdint>
+#include <cstring>
 #include <string>
 #include <vector>
 
@@ -22,18 +23,24 @@
 
 namespace keel::daemon_test {
 
-// A blocking loopback connection whose reads give up after 10 s, so that a
-// connection the daemon wrongly keeps open fails the test instead of hanging.
+// A blocking loopback connection whose reads and sends give up after 10 s,
+// so that a connection the daemon wrongly keeps open (or stops reading)
+// fails the test instead of hanging.
 class RawConnection {
  public:
   // `receive_buffer` (bytes, 0 = the system's): a small one keeps the
-  // daemon's writes waiting while this side does not read.
-  explicit RawConnection(uint16_t port, int receive_buffer = 0)
+  // daemon's writes waiting while this side does not read. `send_buffer`
+  // likewise keeps this side's sends waiting for the daemon to read.
+  explicit RawConnection(uint16_t port, int receive_buffer = 0, int send_buffer = 0)
       : fd_(socket(AF_INET, SOCK_STREAM, 0)) {
     timeval timeout{10, 0};
     setsockopt(fd_, SOL_SOCKET, SO_RCVTIMEO, &timeout, sizeof(timeout));
+    setsockopt(fd_, SOL_SOCKET, SO_SNDTIMEO, &timeout, sizeof(timeout));
     if (receive_buffer > 0) {
       setsockopt(fd_, SOL_SOCKET, SO_RCVBUF, &receive_buffer, sizeof(receive_buffer));
+    }
+    if (send_buffer > 0) {
+      setsockopt(fd_, SOL_SOCKET, SO_SNDBUF, &send_buffer, sizeof(send_buffer));
     }
     sockaddr_in address{};
     address.sin_family = AF_INET;
@@ -44,9 +51,16 @@ class RawConnection {
   ~RawConnection() { close(fd_); }
 
   bool connected() const { return connected_; }
+  // Sends all of `bytes` (blocking); a failed send fails the test, saying
+  // how much went out first.
   void Send(const std::string& bytes) {
-    ASSERT_EQ(send(fd_, bytes.data(), bytes.size(), MSG_NOSIGNAL),
-              static_cast<ssize_t>(bytes.size()));
+    size_t sent = 0;
+    while (sent < bytes.size()) {
+      const ssize_t n = send(fd_, bytes.data() + sent, bytes.size() - sent, MSG_NOSIGNAL);
+      ASSERT_GE(n, 0) << "send failed after " << sent << " of " << bytes.size()
+                      << " bytes: " << strerror(errno);
+      sent += static_cast<size_t>(n);
+    }
   }
 
   // What one read returns: the bytes, "" at end of stream, or the error.

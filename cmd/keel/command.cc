@@ -23,6 +23,7 @@ std::vector<std::unique_ptr<Command>> BuiltinCommands() {
   commands.push_back(NewSelftestCommand());
   commands.push_back(NewStreamsCommand());
   commands.push_back(NewTailCommand());
+  commands.push_back(NewTokenCommand());
   commands.push_back(NewVersionCommand());
   return commands;
 }

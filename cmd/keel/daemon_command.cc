@@ -266,6 +266,7 @@ class DaemonCommand : public Command {
       (*bus)->Close().IgnoreError();
       return kExitFailure;
     }
+    AnnounceAuth(options->authenticator.get(), io, *context.logger);
     server::Api api(**bus, metrics);
     server::Server server(*options, api, context.logger);
     if (absl::Status started = server.Start(); !started.ok()) {
@@ -274,7 +275,6 @@ class DaemonCommand : public Command {
       return kExitFailure;
     }
     Announce(vars, *driver, server.port(), **bus, io);
-    AnnounceAuth(options->authenticator.get(), io, *context.logger);
     int signal = 0;
     while (sigwait(&signals, &signal) == 0 && signal == SIGHUP) {
       Reload(options->authenticator.get(), *context.logger);

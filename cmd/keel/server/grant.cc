@@ -142,7 +142,7 @@ bool Grant::CoversEverything(TokenScope scope) const {
 
 bool Grant::OwnsGroup(absl::string_view group) const {
   if (tenant_.empty()) return true;
-  return group.size() > tenant_.size() && absl::StartsWith(group, tenant_) &&
+  return group.size() > tenant_.size() + 1 && absl::StartsWith(group, tenant_) &&
          group[tenant_.size()] == kGroupSeparator;
 }
 

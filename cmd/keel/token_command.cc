@@ -2,7 +2,7 @@
 // §13), so that the daemon's `--auth-tokens` file holds its SHA-256, never
 // the token itself.
 //
-//   $ openssl rand -base64 32 > ingest.token
+//   $ openssl rand -hex 32 > ingest.token
 //   $ keel token hash --token-file ingest.token --scope publish:orders. --tenant acme
 //   sha256:5f1c… publish:orders. tenant=acme
 //
@@ -63,7 +63,7 @@ class TokenCommand : public Command {
       return UsageError(io, kName,
                         absl::StrCat("the token is ", token.size(), " characters; give at least ",
                                      server::AccessTokens::kMinTokenLength,
-                                     " (`openssl rand -base64 32` makes one)"));
+                                     " (`openssl rand -hex 32` makes one)"));
     }
     io.out << server::TokenHashLine(token, *grant) << "\n";
     return kExitOk;

@@ -36,11 +36,6 @@ bool AnyPrefixOf(const std::vector<std::string>& prefixes, absl::string_view str
                      [&](const std::string& prefix) { return absl::StartsWith(stream, prefix); });
 }
 
-// "read on streams starting with 'orders.'" and the like, for a 403.
-std::string Where(absl::string_view stream) {
-  return stream.empty() ? std::string("every stream") : absl::StrCat("stream '", stream, "'");
-}
-
 }  // namespace
 
 absl::string_view TokenScopeName(TokenScope scope) {
@@ -177,7 +172,7 @@ std::optional<MissingScope> Grant::Missing(Scope needed, absl::string_view strea
   }
   if (!Covers(scope, stream)) {
     return MissingScope{scope, std::string(stream),
-                        absl::StrCat("the token lacks ", name, " on ", Where(stream))};
+                        absl::StrCat("the token lacks ", name, " on stream '", stream, "'")};
   }
   if (!group.empty() && !OwnsGroup(group)) {
     return MissingScope{scope, std::string(stream),

@@ -122,6 +122,22 @@ TEST(AuthProcessTest, SighupReReadsTheTokensFileWithoutDroppingConnections) {
   EXPECT_EQ(code, 0) << daemon.Logs();
 }
 
+// The first version's `write <token>` lines keep working, and the daemon
+// warns that the file holds a token in clear text.
+TEST(AuthProcessTest, TheFirstVersionsClearTextLinesStillWorkWithAWarning) {
+  testing::TempDir dir;
+  const std::string tokens = dir.Sub("tokens");
+  std::ofstream(tokens) << "# from before hashes\nwrite " << kOldToken << "\n";
+  DaemonProcess daemon(dir.Sub("data"), dir.path().string());
+  ASSERT_OK(daemon.Start(0, {"--auth-tokens", tokens}));
+  client::HttpClient writer("127.0.0.1", daemon.port(), client::ClientOptions{.token = kOldToken});
+  EXPECT_OK(Publish(writer, "orders", "t", "1").status());
+  ASSERT_OK_AND_ASSIGN(int code, daemon.Terminate());
+  EXPECT_EQ(code, 0);
+  EXPECT_THAT(daemon.Logs(), HasSubstr("--auth-tokens line 2 holds a token in clear text"));
+  EXPECT_THAT(daemon.Logs(), Not(HasSubstr(kOldToken)));
+}
+
 TEST(AuthProcessTest, WithoutCredentialsTheDaemonListensOnlyOnLoopbackUnlessTold) {
   const auto refused = RunKeelProcess("daemon --driver memory --listen 192.0.2.1:0");
   EXPECT_EQ(refused.first, cli::kExitUsage) << refused.second;

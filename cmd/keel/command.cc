@@ -23,6 +23,7 @@ std::vector<std::unique_ptr<Command>> BuiltinCommands() {
   commands.push_back(NewSelftestCommand());
   commands.push_back(NewStreamsCommand());
   commands.push_back(NewTailCommand());
+  commands.push_back(NewTokenCommand());
   commands.push_back(NewVersionCommand());
   return commands;
 }
@@ -189,8 +190,8 @@ void AddServerOption(po::options_description& options) {
   options.add_options()("server", po::value<std::string>()->default_value("127.0.0.1:8080"),
                         "daemon address, HOST:PORT")(
       "auth-token", po::value<std::string>()->default_value(""),
-      "bearer token for a daemon started with --auth-tokens (best kept in a --config file: "
-      "a flag shows in the process list)");
+      "bearer token (a static token or a JWT) for a daemon with credentials (best kept in a "
+      "--config file: a flag shows in the process list)");
 }
 
 client::ClientOptions ClientOptionsFrom(const po::variables_map& vars) {

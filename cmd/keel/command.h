@@ -59,6 +59,7 @@ std::unique_ptr<Command> NewVersionCommand();
 std::unique_ptr<Command> NewSelftestCommand();
 std::unique_ptr<Command> NewStreamsCommand();
 std::unique_ptr<Command> NewTailCommand();
+std::unique_ptr<Command> NewTokenCommand();
 
 // The options every command that opens a bus shares, as a group of their
 // own: `--driver NAME`, repeated `--driver-option key=value`, and the flags

@@ -1,19 +1,21 @@
 // `keel daemon`: serves the HTTP API v1 and SSE over one bus until SIGINT or
 // SIGTERM, then shuts down in order: stop accepting, finish in-flight
 // requests, close the bus (SSE streams end after their queued events, the
-// store is flushed and closed), stop. Exit 0 after a clean shutdown.
+// store is flushed and closed), stop. Exit 0 after a clean shutdown. SIGHUP
+// re-reads the tokens file and the JWT keys; connections stay open.
 #include <csignal>
 #include <fstream>
 #include <ostream>
 
+#include <boost/asio/ip/address.hpp>
 #include <boost/program_options/value_semantic.hpp>
 #include <spdlog/spdlog.h>
 
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "keel/cmd/keel/command.h"
-#include "keel/cmd/keel/server/access_tokens.h"
 #include "keel/cmd/keel/server/api.h"
+#include "keel/cmd/keel/server/authenticator.h"
 #include "keel/cmd/keel/server/metrics.h"
 #include "keel/cmd/keel/server/server.h"
 #include "keel/core/driver_factory.h"
@@ -41,6 +43,52 @@ absl::StatusOr<std::pair<std::string, uint16_t>> ParseListen(const std::string& 
 // slow disk does not stall the connections that thread serves.
 bool InlinePublishes(const DriverTraits& traits) { return !traits.publishes_may_block; }
 
+// Whether `host` reaches only this machine: a loopback address or
+// `localhost`.
+bool IsLoopback(const std::string& host) {
+  boost::system::error_code error;
+  const boost::asio::ip::address address = boost::asio::ip::make_address(host, error);
+  if (error) return host == "localhost";
+  return address.is_loopback() ||
+         (address.is_v6() && address.to_v6().is_v4_mapped() &&
+          boost::asio::ip::make_address_v4(boost::asio::ip::v4_mapped, address.to_v6())
+              .is_loopback());
+}
+
+// The credentials requests must carry (`--auth-tokens`, `--jwt-*`), or
+// null for none — which only a loopback address, or `--insecure-no-auth`,
+// allows.
+absl::StatusOr<std::shared_ptr<server::Authenticator>> AuthenticatorFrom(
+    const po::variables_map& vars, const std::string& host) {
+  server::AuthOptions auth;
+  auth.tokens_file = vars["auth-tokens"].as<std::string>();
+  auth.jwt.hs256_secret_file = vars["jwt-hs256-secret-file"].as<std::string>();
+  auth.jwt.public_key_file = vars["jwt-public-key"].as<std::string>();
+  auth.jwt.jwks_file = vars["jwt-jwks"].as<std::string>();
+  auth.jwt.audience = vars["jwt-audience"].as<std::string>();
+  auth.jwt.issuer = vars["jwt-issuer"].as<std::string>();
+  Config leeway{{"jwt-leeway", vars["jwt-leeway"].as<std::string>()}};
+  KEEL_ASSIGN_OR_RETURN(auth.jwt.leeway, leeway.GetDuration("jwt-leeway", auth.jwt.leeway));
+  if (!auth.jwt.configured() && (!auth.jwt.audience.empty() || !auth.jwt.issuer.empty())) {
+    return absl::InvalidArgumentError(
+        "--jwt-audience and --jwt-issuer need a key: --jwt-hs256-secret-file, --jwt-public-key "
+        "or --jwt-jwks");
+  }
+  if (!auth.configured()) {
+    if (!IsLoopback(host) && !vars["insecure-no-auth"].as<bool>()) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "refusing to listen on ", host,
+          " without authentication: anyone who reaches it could read and write every stream. "
+          "Give --auth-tokens or a --jwt-* key, listen on a loopback address, or pass "
+          "--insecure-no-auth"));
+    }
+    return nullptr;
+  }
+  KEEL_ASSIGN_OR_RETURN(std::unique_ptr<server::Authenticator> authenticator,
+                        server::Authenticator::Load(std::move(auth)));
+  return std::shared_ptr<server::Authenticator>(std::move(authenticator));
+}
+
 absl::StatusOr<server::ServerOptions> ServerOptionsFrom(const po::variables_map& vars,
                                                         const DriverTraits& traits) {
   server::ServerOptions options;
@@ -55,10 +103,6 @@ absl::StatusOr<server::ServerOptions> ServerOptionsFrom(const po::variables_map&
   options.cors_origin = vars["cors-origin"].as<std::string>();
   options.rate_limit = vars["rate-limit"].as<double>();
   options.rate_burst = vars["rate-burst"].as<double>();
-  if (const std::string& path = vars["auth-tokens"].as<std::string>(); !path.empty()) {
-    KEEL_ASSIGN_OR_RETURN(server::AccessTokens tokens, server::AccessTokens::Load(path));
-    options.access_tokens = std::make_shared<const server::AccessTokens>(std::move(tokens));
-  }
   Config durations;
   durations.Set("sse-keepalive", vars["sse-keepalive"].as<std::string>());
   durations.Set("idle-timeout", vars["idle-timeout"].as<std::string>());
@@ -71,6 +115,7 @@ absl::StatusOr<server::ServerOptions> ServerOptionsFrom(const po::variables_map&
   durations.Set("trim-interval", vars["trim-interval"].as<std::string>());
   KEEL_ASSIGN_OR_RETURN(options.trim_interval,
                         durations.GetDuration("trim-interval", options.trim_interval));
+  KEEL_ASSIGN_OR_RETURN(options.authenticator, AuthenticatorFrom(vars, options.host));
   KEEL_RETURN_IF_ERROR(server::ValidateServerOptions(options));  // A usage error, before start.
   return options;
 }
@@ -108,13 +153,14 @@ absl::StatusOr<spdlog::level::level_enum> LogLevel(const std::string& name) {
   return level;
 }
 
-// Blocks SIGINT/SIGTERM (threads started later inherit the mask) and
-// returns the set to wait on.
-sigset_t BlockShutdownSignals() {
+// Blocks SIGINT/SIGTERM and SIGHUP (threads started later inherit the mask)
+// and returns the set to wait on.
+sigset_t BlockDaemonSignals() {
   sigset_t signals;
   sigemptyset(&signals);
   sigaddset(&signals, SIGINT);
   sigaddset(&signals, SIGTERM);
+  sigaddset(&signals, SIGHUP);
   pthread_sigmask(SIG_BLOCK, &signals, nullptr);
   return signals;
 }
@@ -145,9 +191,23 @@ class DaemonCommand : public Command {
         ("cors-origin", po::value<std::string>()->default_value("*"),
          "Access-Control-Allow-Origin value (empty for none)")
         ("auth-tokens", po::value<std::string>()->default_value(""),
-         "file of bearer tokens, one '<read|write> <token>' per line: requests must then "
-         "carry one (Authorization: Bearer, or ?access_token= opening an SSE stream); empty = no "
-         "tokens")
+         "file of bearer tokens, one 'sha256:<hex> <scope>... [tenant=T]' per line (`keel token "
+         "hash` prints one): requests must then carry a token (Authorization: Bearer, or "
+         "?access_token= opening an SSE stream); re-read on SIGHUP; empty = none")
+        ("jwt-hs256-secret-file", po::value<std::string>()->default_value(""),
+         "accept JWTs signed HS256 with the secret in this file (at least 32 bytes)")
+        ("jwt-public-key", po::value<std::string>()->default_value(""),
+         "accept JWTs signed by this PEM public key: RSA (RS256) or EC P-256 (ES256)")
+        ("jwt-jwks", po::value<std::string>()->default_value(""),
+         "accept JWTs signed by a key of this JWKS file (RSA, EC P-256, oct)")
+        ("jwt-audience", po::value<std::string>()->default_value(""),
+         "the 'aud' a JWT must name (required with a JWT key)")
+        ("jwt-issuer", po::value<std::string>()->default_value(""),
+         "the 'iss' a JWT must carry (empty: any)")
+        ("jwt-leeway", po::value<std::string>()->default_value("30s"),
+         "clock difference forgiven when checking a JWT's exp and nbf")
+        ("insecure-no-auth", po::bool_switch()->default_value(false),
+         "serve without credentials on a non-loopback --listen address")
         ("rate-limit", po::value<double>()->default_value(0),
          "requests per second each client address may send on average (0 = no limit); "
          "over it: 429 with Retry-After")
@@ -189,7 +249,7 @@ class DaemonCommand : public Command {
                                        declarations.status(), default_policy.status()}) {
       if (!status.ok()) return UsageError(io, "keel daemon", status.message());
     }
-    const sigset_t signals = BlockShutdownSignals();
+    const sigset_t signals = BlockDaemonSignals();
     server::Metrics metrics;
     DriverContext context;
     context.default_policy = *default_policy;
@@ -206,6 +266,7 @@ class DaemonCommand : public Command {
       (*bus)->Close().IgnoreError();
       return kExitFailure;
     }
+    AnnounceAuth(options->authenticator.get(), io, *context.logger);
     server::Api api(**bus, metrics);
     server::Server server(*options, api, context.logger);
     if (absl::Status started = server.Start(); !started.ok()) {
@@ -215,12 +276,52 @@ class DaemonCommand : public Command {
     }
     Announce(vars, *driver, server.port(), **bus, io);
     int signal = 0;
-    sigwait(&signals, &signal);
+    while (sigwait(&signals, &signal) == 0 && signal == SIGHUP) {
+      Reload(options->authenticator.get(), *context.logger);
+    }
     context.logger->Info(absl::StrCat("keel daemon: signal ", signal, ", shutting down"));
     return Shutdown(server, api, **bus, *grace, io);
   }
 
  private:
+  // Says how requests are authenticated: none (a loopback address, or
+  // --insecure-no-auth), and the tokens file's lines holding a token in
+  // clear text.
+  static void AnnounceAuth(const server::Authenticator* authenticator, CommandIo& io,
+                           Logger& logger) {
+    if (authenticator == nullptr) {
+      io.out << "keel daemon: no authentication: every client that reaches the address may "
+                "read and write every stream"
+             << std::endl;
+      return;
+    }
+    WarnOfClearTokens(*authenticator, logger);
+  }
+
+  static void WarnOfClearTokens(const server::Authenticator& authenticator, Logger& logger) {
+    for (int line : authenticator.LegacyLines()) {
+      logger.Warn(absl::StrCat("keel daemon: --auth-tokens line ", line,
+                               " holds a token in clear text; replace it with the line `keel "
+                               "token hash` prints"));
+    }
+  }
+
+  // SIGHUP: re-reads the credentials, keeping the old ones on an error.
+  static void Reload(server::Authenticator* authenticator, Logger& logger) {
+    if (authenticator == nullptr) {
+      logger.Info("keel daemon: SIGHUP: no credentials configured, nothing to re-read");
+      return;
+    }
+    absl::Status reloaded = authenticator->Reload();
+    if (!reloaded.ok()) {
+      logger.Error(absl::StrCat("keel daemon: SIGHUP: credentials not re-read, keeping the "
+                                "previous ones: ", reloaded.message()));
+      return;
+    }
+    logger.Info("keel daemon: SIGHUP: credentials re-read");
+    WarnOfClearTokens(*authenticator, logger);
+  }
+
   // "keel daemon listening on HOST:PORT (driver NAME: key=value ...)", the
   // options as the driver got them.
   static void Announce(const po::variables_map& vars, const DriverSelection& driver,

@@ -1,46 +1,50 @@
-// AccessTokens: the bearer tokens a daemon accepts, each with what it may do.
+// AccessTokens: the static bearer tokens a daemon accepts (`--auth-tokens
+// FILE`), each with its Grant (rfcs/0004-http-api.md §13).
 //
-// A daemon started with `--auth-tokens FILE` serves only requests that carry
-// one of its tokens (RequestGate, rfcs/0004-http-api.md "Authentication").
-// The file has one token per line, `<access> <token>`: access `read` may
-// use the routes that need Scope::kRead (the GET routes: replay, bounds,
-// lists, SSE, groups, dead letters, metrics), `write` every route. Blank
-// lines and lines starting with `#` are skipped. A token is at least
-// kMinTokenLength printable ASCII characters without spaces: a short one is
-// refused when the file is read, not guessed later.
+// The file stores no token, only its SHA-256: one token a line,
+//   sha256:<64 hex digits> <scope> [<scope> ...] [tenant=<tenant>]
+// with scopes and tenant in Grant's text form (`read:orders. publish:orders.
+// tenant=acme`); `keel token hash` prints such a line for a token. Blank
+// lines and lines starting with `#` are skipped.
+//
+// The lines of the first version, `read <token>` and `write <token>` (a
+// token in clear text, of at least kMinTokenLength printable characters),
+// still work: `read` is the scope `read` on every stream, `write` every
+// scope on every stream. Each is reported in legacy_lines() so the daemon can
+// warn that the file holds a secret in clear text.
+//
+// A presented token is hashed and its hash compared with every stored one
+// in constant time (CRYPTO_memcmp, no early exit): the time taken tells
+// nothing about how close a guess was, nor which line matched.
 //
 // Thread safety: immutable after Parse; Find may be called concurrently.
 #ifndef KEEL_CMD_KEEL_SERVER_ACCESS_TOKENS_H_
 #define KEEL_CMD_KEEL_SERVER_ACCESS_TOKENS_H_
 
-#include <optional>
+#include <array>
+#include <cstdint>
+#include <memory>
 #include <string>
 #include <utility>
 #include <vector>
 
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
+#include "keel/cmd/keel/server/grant.h"
 
 namespace keel::server {
 
-enum class Access { kRead, kWrite };
+using TokenDigest = std::array<uint8_t, 32>;
 
-// What a route needs of a token (RouteTable): each route declares one, and
-// a token passes where its access allows that scope (Allows).
-enum class Scope {
-  kNone,     // Anyone, without a token or a rate limit: health probes.
-  kRead,     // Reads: replay, bounds, lists, SSE, groups, dead letters, metrics.
-  kConsume,  // Moves a consumer group through its stream: consume, commit.
-  kPublish,  // Appends events to a stream.
-  kAdmin,    // Changes what others see: declarations, a group's seek, republishing.
-};
+// SHA-256 of `token`.
+TokenDigest DigestOf(absl::string_view token);
 
-// Whether a token with `access` may use a route that needs `scope`: `read`
-// only reads, `write` may do everything.
-bool Allows(Access access, Scope scope);
+// The tokens-file line of `token` with `grant`: "sha256:<hex> <grant>".
+std::string TokenHashLine(absl::string_view token, const Grant& grant);
 
 class AccessTokens {
  public:
+  // Least length of a token in clear text (legacy lines).
   static constexpr size_t kMinTokenLength = 16;
 
   // Parses the file's text; kInvalidArgument names the first bad line.
@@ -48,14 +52,15 @@ class AccessTokens {
   // Reads and parses the file at `path`; kNotFound when it cannot be read.
   static absl::StatusOr<AccessTokens> Load(const std::string& path);
 
-  // The access of `token`, or nullopt for a token not in the file. Every
-  // token is compared in full, so the time taken does not tell how much of
-  // a guess was right.
-  std::optional<Access> Find(absl::string_view token) const;
+  // The grant of `token`, or null for a token not in the file.
+  std::shared_ptr<const Grant> Find(absl::string_view token) const;
   size_t size() const { return tokens_.size(); }
+  // The line numbers of `read <token>` / `write <token>` lines.
+  const std::vector<int>& legacy_lines() const { return legacy_lines_; }
 
  private:
-  std::vector<std::pair<std::string, Access>> tokens_;
+  std::vector<std::pair<TokenDigest, std::shared_ptr<const Grant>>> tokens_;
+  std::vector<int> legacy_lines_;
 };
 
 }  // namespace keel::server

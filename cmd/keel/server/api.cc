@@ -1,28 +1,27 @@
 #include "keel/cmd/keel/server/api.h"
 
+#include <algorithm>
+
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "keel/cmd/keel/server/api_helpers.h"
-#include "keel/cmd/keel/server/json_fields.h"
+#include "keel/cmd/keel/server/grant_filters.h"
 #include "keel/cmd/keel/server/groups_api.h"
 #include "keel/cmd/keel/server/http_errors.h"
 #include "keel/cmd/keel/server/json_codec.h"
+#include "keel/cmd/keel/server/json_fields.h"
 #include "keel/cmd/keel/server/policy_json.h"
 #include "keel/cmd/keel/server/publish_body.h"
-#include "keel/core/topic.h"
 #include "keel/core/errors.h"
 #include "keel/core/publish_validation.h"
 #include "keel/core/status_macros.h"
+#include "keel/core/topic.h"
 
 namespace keel::server {
 namespace {
 
 constexpr size_t kDefaultPageLimit = 100;
 constexpr size_t kDefaultListLimit = 1000;
-
-EventFilter FilterOf(const HttpRequest& request) {
-  return EventFilter{std::string(request.Query("tenant")), std::string(request.Query("type"))};
-}
 
 }  // namespace
 
@@ -100,7 +99,9 @@ HttpResponse Api::Replay(const HttpRequest& request, const RouteParams& params) 
   if (replayer == nullptr) return NoHistoryResponse();
   ReplayRequest replay;
   replay.stream = std::string(stream);
-  replay.filter = FilterOf(request);
+  absl::StatusOr<EventFilter> filter = ReadFilter(request);
+  if (!filter.ok()) return Error(filter.status(), stream);
+  replay.filter = *std::move(filter);
   absl::StatusOr<Position> after = StartPosition(request, stream, "earliest");
   if (!after.ok()) return Error(after.status(), stream);
   replay.after = *after;
@@ -161,10 +162,22 @@ HttpResponse Api::ListStreams(const HttpRequest& request, const RouteParams&) {
   if (bus_.replayer() == nullptr) return NoHistoryResponse();
   absl::StatusOr<size_t> limit = ParseLimit(request, kDefaultListLimit, 100'000);
   if (!limit.ok()) return ErrorResponse(limit.status());
-  absl::StatusOr<std::vector<StreamInfo>> infos =
-      bus_.replayer()->ListStreams(request.Query("prefix"), *limit);
-  if (!infos.ok()) return ErrorResponse(infos.status());
-  return JsonResponse(200, StreamListJson(*infos));
+  // A token scoped to prefixes lists under each of them; together, in name
+  // order, the first `limit` of the streams it may read.
+  std::vector<StreamInfo> all;
+  for (const std::string& prefix : ListPrefixes(request, request.Query("prefix"))) {
+    absl::StatusOr<std::vector<StreamInfo>> infos = bus_.replayer()->ListStreams(prefix, *limit);
+    if (!infos.ok()) return ErrorResponse(infos.status());
+    for (StreamInfo& info : *infos) all.push_back(std::move(info));
+  }
+  std::sort(all.begin(), all.end(),
+            [](const StreamInfo& a, const StreamInfo& b) { return a.stream < b.stream; });
+  all.erase(
+      std::unique(all.begin(), all.end(),
+                  [](const StreamInfo& a, const StreamInfo& b) { return a.stream == b.stream; }),
+      all.end());
+  if (all.size() > *limit) all.resize(*limit);
+  return JsonResponse(200, StreamListJson(all));
 }
 
 HttpResponse Api::Ready(const HttpRequest&, const RouteParams&) {
@@ -204,7 +217,7 @@ absl::StatusOr<SubscribeOptions> Api::SseSubscribeOptions(const HttpRequest& req
   } else {
     KEEL_ASSIGN_OR_RETURN(options.after, StartPosition(request, stream, "latest"));
   }
-  options.filter = FilterOf(request);
+  KEEL_ASSIGN_OR_RETURN(options.filter, ReadFilter(request));
   options.overflow = OverflowPolicy::kCatchUp;
   options.queue_capacity = 256;
   return options;

@@ -1,6 +1,6 @@
 // The route table of HTTP API v1: rfcs/0004-http-api.md §3, one line a
-// route. What each route needs of a token (Scope) is what RequestGate
-// checks; today's `read` tokens pass kRead routes only, `write` tokens all.
+// route. What each route needs of a token (Scope, grant.h) is what
+// RequestGate checks on the route's {stream}.
 #include "keel/cmd/keel/server/api.h"
 
 namespace keel::server {
@@ -29,13 +29,15 @@ const RouteTable& Api::Table() {
       {"GET", "/v1/streams/{stream}/groups", Scope::kRead, "list groups", &Api::ListGroups},
       {"POST", "/v1/streams/{stream}/dead-letters/{sequence}:republish", Scope::kAdmin, "republish",
        &Api::RepublishDeadLetter},
-      {"GET", "/v1/streams/{stream}/dead-letters/{sequence}", Scope::kRead, "dead letter",
+      // Dead letters hold failed events of every tenant, with their
+      // payloads: admin's, like republishing them.
+      {"GET", "/v1/streams/{stream}/dead-letters/{sequence}", Scope::kAdmin, "dead letter",
        &Api::ShowDeadLetter},
-      {"GET", "/v1/streams/{stream}/dead-letters", Scope::kRead, "dead letters",
+      {"GET", "/v1/streams/{stream}/dead-letters", Scope::kAdmin, "dead letters",
        &Api::ListDeadLetters},
       {"GET", "/healthz", Scope::kNone, "health", &Api::Health},
       {"GET", "/readyz", Scope::kNone, "readiness", &Api::Ready},
-      {"GET", "/metrics", Scope::kRead, "metrics", &Api::MetricsText},
+      {"GET", "/metrics", Scope::kReadAll, "metrics", &Api::MetricsText},
   });
   return *table;
 }

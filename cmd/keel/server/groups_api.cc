@@ -5,24 +5,53 @@
 #include "absl/strings/str_cat.h"
 #include "keel/cmd/keel/server/api.h"
 #include "keel/cmd/keel/server/api_helpers.h"
+#include "keel/cmd/keel/server/grant_filters.h"
 #include "keel/cmd/keel/server/group_json.h"
 #include "keel/cmd/keel/server/http_errors.h"
 #include "keel/core/errors.h"
+#include "keel/core/status_macros.h"
 
 namespace keel::server {
 namespace {
+
+// Pages of a group whose consumer holds a tenant-bound token and that hold
+// none of its tenant's events are committed and passed over, at most this
+// many per request; then the (empty) page and its lease are answered.
+constexpr int kMaxPagesPassedOver = 16;
 
 HttpResponse NoGroupsResponse() {
   return ErrorResponse(absl::UnimplementedError("this driver keeps no consumer groups"));
 }
 
+// A page of the group's events of `tenant` only (every event for ""). The
+// lease still spans the whole page, so committing its `to` moves the group
+// past the other tenants' events as well: a tenant-bound token uses only its
+// own groups (Grant::OwnsGroup), which no other tenant reads. A page left
+// empty is committed here and the next one read, so the consumer is not
+// handed lease after lease of nothing to do.
+absl::StatusOr<ConsumePage> ConsumeForTenant(ConsumerGroups& groups, const ConsumeRequest& request,
+                                             absl::string_view tenant) {
+  for (int passed = 0;; ++passed) {
+    KEEL_ASSIGN_OR_RETURN(ConsumePage page, groups.Consume(request));
+    if (tenant.empty()) return page;
+    KeepTenant(tenant, page.events);
+    if (!page.events.empty() || page.lease.token == 0 || page.gap ||
+        passed + 1 >= kMaxPagesPassedOver) {
+      return page;
+    }
+    KEEL_RETURN_IF_ERROR(
+        groups.Commit(request.stream, request.group, page.lease.to, page.lease.token));
+  }
+}
+
 }  // namespace
 
-HttpResponse Api::ListGroups(const HttpRequest&, const RouteParams& params) {
+HttpResponse Api::ListGroups(const HttpRequest& request, const RouteParams& params) {
   ConsumerGroups* groups = bus_.groups();
   if (groups == nullptr) return NoGroupsResponse();
   absl::StatusOr<std::vector<GroupInfo>> infos = groups->List(params.Get("stream"));
   if (!infos.ok()) return ErrorResponse(infos.status());
+  KeepOwnedGroups(request, *infos);
   return JsonResponse(200, GroupListJson(*infos));
 }
 
@@ -43,7 +72,7 @@ HttpResponse Api::ConsumeGroup(const HttpRequest& request, const RouteParams& pa
   if (!consume.ok()) return ErrorResponse(consume.status());
   consume->stream = std::string(stream);
   consume->group = std::string(params.Get("group"));
-  absl::StatusOr<ConsumePage> page = groups->Consume(*consume);
+  absl::StatusOr<ConsumePage> page = ConsumeForTenant(*groups, *consume, BoundTenant(request));
   if (!page.ok()) return Error(page.status(), stream);
   return JsonResponse(200, ConsumePageJson(*page, stream, EpochOf(bus_)));
 }

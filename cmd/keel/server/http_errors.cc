@@ -1,6 +1,7 @@
 #include "keel/cmd/keel/server/http_errors.h"
 
 #include "absl/strings/str_cat.h"
+#include "keel/cmd/keel/server/grant_filters.h"
 #include "keel/cmd/keel/server/json_codec.h"
 #include "keel/core/cursor.h"
 #include "keel/core/errors.h"
@@ -35,6 +36,7 @@ HttpErrorCode ToHttpErrorCode(const absl::Status& status) {
       break;
   }
   if (status.code() == absl::StatusCode::kUnavailable) return {503, "unavailable"};
+  if (status.code() == absl::StatusCode::kPermissionDenied) return {403, "permission_denied"};
   if (status.code() == absl::StatusCode::kUnimplemented) return {501, "unimplemented"};
   return {500, "internal"};
 }
@@ -51,6 +53,9 @@ HttpResponse ErrorResponse(int status, absl::string_view code, absl::string_view
 
 HttpResponse ErrorResponse(const absl::Status& status, absl::string_view details) {
   HttpErrorCode mapped = ToHttpErrorCode(status);
+  if (details.empty() && mapped.status == 403) {
+    return ErrorResponse(mapped.status, mapped.code, status.message(), ScopeDeniedDetails(status));
+  }
   return ErrorResponse(mapped.status, mapped.code, status.message(), details);
 }
 

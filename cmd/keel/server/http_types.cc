@@ -51,6 +51,7 @@ void HttpRequest::Clear() {
   query.clear();
   headers.Clear();
   ClearKeeping(body, kKeptBodyBytes);
+  grant.reset();
 }
 
 }  // namespace keel::server

@@ -7,6 +7,7 @@
 #define KEEL_CMD_KEEL_SERVER_HTTP_TYPES_H_
 
 #include <map>
+#include <memory>
 #include <string>
 #include <utility>
 #include <vector>
@@ -14,6 +15,8 @@
 #include "absl/strings/string_view.h"
 
 namespace keel::server {
+
+class Grant;
 
 // A request's header fields by lower-case name; a repeated field keeps its
 // last value. A connection reuses one HttpRequest (see RequestParser), and
@@ -49,6 +52,10 @@ struct HttpRequest {
   std::map<std::string, std::string, std::less<>> query;
   HeaderFields headers;
   std::string body;
+  // What the request's credentials allow, set by the RequestGate that
+  // admitted it; null when the daemon checks no credentials. Handlers
+  // narrow what they serve to it (a tenant, the streams of a list).
+  std::shared_ptr<const Grant> grant;
 
   // Views into this request ("" when absent): looking up and reading a
   // header or parameter copies nothing.

@@ -7,6 +7,7 @@
 #include "absl/strings/str_cat.h"
 #include "keel/cmd/keel/server/api.h"
 #include "keel/cmd/keel/server/api_helpers.h"
+#include "keel/cmd/keel/server/grant_filters.h"
 #include "keel/cmd/keel/server/http_errors.h"
 #include "keel/cmd/keel/server/json_codec.h"
 #include "keel/core/errors.h"
@@ -48,6 +49,7 @@ std::variant<ParsedPublish, HttpResponse> Api::ParsePublish(absl::string_view st
       ParsePublishBody(request.body, request.Header("idempotency-key"),
                        request.Header("keel-expected-last-sequence"));
   if (!body.ok()) return Error(body.status(), stream);
+  if (absl::Status own = StampTenant(request, body->events); !own.ok()) return ErrorResponse(own);
   absl::StatusOr<StreamPolicy> policy = bus_.PolicyOf(stream);
   if (!policy.ok()) return Error(policy.status(), stream);
   publish.topic = policy->partitions > 0;

@@ -9,6 +9,8 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "keel/cmd/keel/server/http_errors.h"
+#include "keel/cmd/keel/server/json_codec.h"
+#include "keel/core/publish_validation.h"
 
 namespace keel::server {
 namespace {
@@ -43,25 +45,56 @@ std::string Challenge(absl::string_view error) {
                        : absl::StrCat(kChallenge, ", error=\"", error, "\"");
 }
 
+// The stream a request is about: its route's {stream}, or for a path no
+// route serves, the segment after /v1/streams/; "" for neither.
+absl::string_view StreamOf(const HttpRequest& request, const RouteMatch& route) {
+  if (route.path_found()) return route.params.Get("stream");
+  const auto& s = request.segments;
+  return s.size() >= 3 && s[0] == "v1" && s[1] == "streams" ? absl::string_view(s[2])
+                                                            : absl::string_view();
+}
+
+// 403 naming what is missing: in the body (`scope`, and `stream` unless
+// the scope is needed on every stream) and in the challenge's `scope`
+// ("read:orders", RFC 6750 §3).
+RequestGate::Refusal Forbidden(const MissingScope& missing) {
+  const absl::string_view scope = TokenScopeName(missing.scope);
+  std::string details = absl::StrCat("\"scope\":\"", scope, "\"");
+  std::string wanted(scope);
+  if (!missing.stream.empty()) {
+    absl::StrAppend(&details, ",\"stream\":", JsonString(missing.stream));
+    // The gate runs before the name is checked: only a valid name, with
+    // nothing to quote or escape, goes into a header.
+    if (ValidateStreamName(missing.stream).ok()) absl::StrAppend(&wanted, ":", missing.stream);
+  }
+  RequestGate::Refusal refusal{ErrorResponse(403, "permission_denied", missing.message, details),
+                               "permission_denied"};
+  refusal.response.headers.emplace_back(
+      "WWW-Authenticate",
+      absl::StrCat(Challenge("insufficient_scope"), ", scope=\"", wanted, "\""));
+  refusal.response.headers.emplace_back("Access-Control-Expose-Headers", "WWW-Authenticate");
+  return refusal;
+}
+
 RequestGate::Refusal Unauthenticated(absl::string_view message, absl::string_view error) {
   return Refuse(401, "unauthenticated", message, "WWW-Authenticate", Challenge(error));
 }
 
 }  // namespace
 
-RequestGate::RequestGate(std::shared_ptr<const AccessTokens> tokens, double per_second,
+RequestGate::RequestGate(std::shared_ptr<const Authenticator> authenticator, double per_second,
                          double burst)
-    : tokens_(std::move(tokens)),
+    : authenticator_(std::move(authenticator)),
       limiter_(per_second > 0
                    ? std::make_unique<RateLimiter>(
                          per_second, burst > 0 ? burst : std::max(1.0, std::ceil(per_second)))
                    : nullptr) {}
 
-std::optional<RequestGate::Refusal> RequestGate::Check(const HttpRequest& request,
+std::optional<RequestGate::Refusal> RequestGate::Check(HttpRequest& request,
                                                        const RouteMatch& route,
                                                        absl::string_view client,
                                                        RateLimiter::Clock::time_point now) {
-  if (tokens_ == nullptr && limiter_ == nullptr) return std::nullopt;
+  if (authenticator_ == nullptr && limiter_ == nullptr) return std::nullopt;
   const Scope needed = NeededScope(request, route);
   if (needed == Scope::kNone) return std::nullopt;
   if (limiter_ != nullptr) {
@@ -75,14 +108,15 @@ std::optional<RequestGate::Refusal> RequestGate::Check(const HttpRequest& reques
           "Retry-After", absl::StrCat(seconds));
     }
   }
-  if (tokens_ == nullptr || request.method == "OPTIONS") return std::nullopt;
+  if (authenticator_ == nullptr || request.method == "OPTIONS") return std::nullopt;
   return CheckToken(request, route);
 }
 
 // RFC 6750: a request without a Bearer token (none, or credentials of
 // another scheme) gets the bare challenge; an unknown token
-// `invalid_token`; a token short of the access `insufficient_scope`.
-std::optional<RequestGate::Refusal> RequestGate::CheckToken(const HttpRequest& request,
+// `invalid_token`; a token short of the scope `insufficient_scope`, naming
+// the scope it lacks.
+std::optional<RequestGate::Refusal> RequestGate::CheckToken(HttpRequest& request,
                                                             const RouteMatch& route) const {
   absl::string_view token;
   const absl::string_view authorization = request.Header("authorization");
@@ -100,18 +134,19 @@ std::optional<RequestGate::Refusal> RequestGate::CheckToken(const HttpRequest& r
         "stream, ?access_token=<token>)",
         "");
   }
-  const std::optional<Access> access = tokens_->Find(token);
-  if (!access) return Unauthenticated("the token is not valid", "invalid_token");
-  if (!Allows(*access, NeededScope(request, route))) {
-    return Refuse(403, "permission_denied",
-                  absl::StrCat("the token may only read; ", request.method, " needs a write token"),
-                  "WWW-Authenticate", Challenge("insufficient_scope"));
+  absl::StatusOr<std::shared_ptr<const Grant>> grant =
+      authenticator_->Authenticate(token, absl::Now());
+  if (!grant.ok()) return Unauthenticated(grant.status().message(), "invalid_token");
+  if (std::optional<MissingScope> missing = (*grant)->Missing(
+          NeededScope(request, route), StreamOf(request, route), route.params.Get("group"))) {
+    return Forbidden(*missing);
   }
+  request.grant = *std::move(grant);
   return std::nullopt;
 }
 
 absl::string_view RequestGate::Loggable(absl::string_view request_line) const {
-  if (tokens_ == nullptr) return request_line;
+  if (authenticator_ == nullptr) return request_line;
   return request_line.substr(0, request_line.find('?'));
 }
 

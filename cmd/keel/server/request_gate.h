@@ -1,11 +1,13 @@
 // RequestGate: what a request must pass before it is served — the client's
-// rate limit (`--rate-limit`), then its bearer token (`--auth-tokens`).
-// rfcs/0004-http-api.md, "Authentication" and "Rate limits".
+// rate limit (`--rate-limit`), then its bearer token (`--auth-tokens`, JWT
+// keys: Authenticator). rfcs/0004-http-api.md §13.
 //
-// - A request needs the Scope its route declares (RouteTable). One no route
-//   serves (404, 405) needs what its method would: kRead for GET and HEAD,
-//   kPublish otherwise, so a `read` token's write is refused whether or not
-//   the path exists.
+// - A request needs the Scope its route declares (RouteTable) on the
+//   route's {stream}, and a tenant-bound token owns the route's {group}
+//   (Grant::Missing). One no route serves (404, 405) needs what its method
+//   would: kRead for GET and HEAD, kPublish otherwise (on the path's stream
+//   segment, when it has one), so a read-only token's write is refused
+//   whether or not the path exists.
 // - Health probes (routes of Scope::kNone, on their path with any method)
 //   always pass: an orchestrator probes without credentials, and a probe
 //   refused would restart a healthy daemon.
@@ -31,7 +33,7 @@
 #include <optional>
 
 #include "absl/strings/string_view.h"
-#include "keel/cmd/keel/server/access_tokens.h"
+#include "keel/cmd/keel/server/authenticator.h"
 #include "keel/cmd/keel/server/http_types.h"
 #include "keel/cmd/keel/server/rate_limiter.h"
 #include "keel/cmd/keel/server/route_table.h"
@@ -40,9 +42,10 @@ namespace keel::server {
 
 class RequestGate {
  public:
-  // No token check without `tokens`; no rate limit when `per_second` is 0.
-  // A `burst` of 0 takes one second's worth, at least 1 request.
-  RequestGate(std::shared_ptr<const AccessTokens> tokens, double per_second, double burst);
+  // No token check without `authenticator`; no rate limit when
+  // `per_second` is 0. A `burst` of 0 takes one second's worth, at least 1
+  // request.
+  RequestGate(std::shared_ptr<const Authenticator> authenticator, double per_second, double burst);
 
   // Whether Check needs the client's address (a rate limit is set).
   bool limits_rate() const { return limiter_ != nullptr; }
@@ -53,11 +56,12 @@ class RequestGate {
   };
 
   // nullopt to serve `request`, which resolved to `route` (Api::Resolve),
-  // of `client` (RateLimitKey) at `now`; else the refusal to answer with.
-  std::optional<Refusal> Check(const HttpRequest& request, const RouteMatch& route,
+  // of `client` (RateLimitKey) at `now`, after setting its grant; else the
+  // refusal to answer with.
+  std::optional<Refusal> Check(HttpRequest& request, const RouteMatch& route,
                                absl::string_view client, RateLimiter::Clock::time_point now);
   // Check now; only a rate limit reads the clock.
-  std::optional<Refusal> Check(const HttpRequest& request, const RouteMatch& route,
+  std::optional<Refusal> Check(HttpRequest& request, const RouteMatch& route,
                                absl::string_view client) {
     return Check(request, route, client,
                  limiter_ ? RateLimiter::Clock::now() : RateLimiter::Clock::time_point());
@@ -69,9 +73,9 @@ class RequestGate {
   absl::string_view Loggable(absl::string_view request_line) const;
 
  private:
-  std::optional<Refusal> CheckToken(const HttpRequest& request, const RouteMatch& route) const;
+  std::optional<Refusal> CheckToken(HttpRequest& request, const RouteMatch& route) const;
 
-  const std::shared_ptr<const AccessTokens> tokens_;
+  const std::shared_ptr<const Authenticator> authenticator_;
   const std::unique_ptr<RateLimiter> limiter_;
 };
 

@@ -28,7 +28,7 @@
 
 #include "absl/strings/string_view.h"
 #include "absl/types/span.h"
-#include "keel/cmd/keel/server/access_tokens.h"
+#include "keel/cmd/keel/server/grant.h"
 #include "keel/cmd/keel/server/http_types.h"
 
 namespace keel::server {

@@ -42,7 +42,7 @@ namespace keel::server {
 // than two.
 int DefaultSseThreads();
 
-class AccessTokens;
+class Authenticator;
 
 struct ServerOptions {
   std::string host = "127.0.0.1";
@@ -79,9 +79,10 @@ struct ServerOptions {
   // hops cost more than the publish.
   bool inline_publishes = false;
   std::string cors_origin = "*";  // Access-Control-Allow-Origin; empty = none.
-  // The bearer tokens requests must carry (RequestGate); null serves
-  // requests without one.
-  std::shared_ptr<const AccessTokens> access_tokens;
+  // Checks the bearer tokens requests must carry (RequestGate): static
+  // tokens, JWTs; null serves requests without one. Not const: its owner
+  // may Reload it while the server runs.
+  std::shared_ptr<Authenticator> authenticator;
   // Requests per second a client (by address) may send on average; 0 for no
   // limit. `rate_burst` is how many it may send at once; 0 takes one
   // second's worth (at least 1).

@@ -24,7 +24,7 @@ struct ServerState {
         api(api),
         logger(std::move(logger)),
         blocking(this->options.blocking_threads),
-        gate(this->options.access_tokens, this->options.rate_limit, this->options.rate_burst) {}
+        gate(this->options.authenticator, this->options.rate_limit, this->options.rate_burst) {}
 
   // Tells servers (and so buses) apart in per-thread caches; never 0.
   const uint64_t id;

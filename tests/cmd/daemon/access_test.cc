@@ -11,7 +11,7 @@
 #include "absl/strings/str_join.h"
 #include "keel/cmd/keel/client/errors.h"
 #include "keel/cmd/keel/command.h"
-#include "keel/cmd/keel/server/access_tokens.h"
+#include "keel/cmd/keel/server/authenticator.h"
 #include "keel/core/logger.h"
 #include "keel/tests/cmd/daemon/daemon_fixture.h"
 #include "keel/tests/cmd/daemon/raw_connection.h"
@@ -43,10 +43,11 @@ class AccessTest : public ::testing::Test {
  protected:
   static DaemonOptions Options(std::shared_ptr<Logger> logger) {
     DaemonOptions options;
-    absl::StatusOr<server::AccessTokens> tokens = server::AccessTokens::Parse(
-        absl::StrCat("read ", kReadToken, "\nwrite ", kWriteToken, "\n"));
+    absl::StatusOr<std::unique_ptr<server::Authenticator>> tokens =
+        server::Authenticator::FromTokens(
+            absl::StrCat("read ", kReadToken, "\nwrite ", kWriteToken, "\n"));
     EXPECT_OK(tokens);
-    options.server.access_tokens = std::make_shared<const server::AccessTokens>(*tokens);
+    if (tokens.ok()) options.server.authenticator = *std::move(tokens);
     options.logger = std::move(logger);
     return options;
   }
@@ -89,9 +90,11 @@ TEST_F(AccessTest, TableOfRefusedRequests) {
        "unauthenticated", kBare},
       {"metrics without a token", "GET", "/metrics", {}, 401, "unauthenticated", kBare},
       {"publish with a read token", "POST", events, Json(WithToken(kReadToken)), 403,
-       "permission_denied", absl::StrCat(kBare, ", error=\"insufficient_scope\"")},
+       "permission_denied",
+       absl::StrCat(kBare, ", error=\"insufficient_scope\", scope=\"publish:orders\"")},
       {"declare with a read token", "PUT", "/v1/streams/orders", Json(WithToken(kReadToken)), 403,
-       "permission_denied", absl::StrCat(kBare, ", error=\"insufficient_scope\"")},
+       "permission_denied",
+       absl::StrCat(kBare, ", error=\"insufficient_scope\", scope=\"admin:orders\"")},
       // clang-format on
   };
   client::HttpClient reader("127.0.0.1", daemon_.port(),
@@ -231,7 +234,7 @@ TEST_F(AccessTest, TheCliSendsItsToken) {
   // Every other client command sends it too.
   for (const std::vector<std::string>& args : std::vector<std::vector<std::string>>{
            {"group", "list", "--stream", "orders", "--auth-token", kReadToken},
-           {"dead-letters", "list", "--stream", "orders", "--auth-token", kReadToken},
+           {"dead-letters", "list", "--stream", "orders", "--auth-token", kWriteToken},
            {"declare", "--stream", "audited", "--policy", "max_events=10", "--auth-token",
             kWriteToken}}) {
     std::vector<std::string> full = args;

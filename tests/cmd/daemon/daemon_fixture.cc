@@ -187,6 +187,12 @@ absl::StatusOr<int> DaemonProcess::Terminate(int signal) {
   return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
 }
 
+absl::Status DaemonProcess::Signal(int signal) {
+  if (pid_ <= 0) return absl::FailedPreconditionError("not running");
+  if (kill(pid_, signal) != 0) return absl::InternalError("kill failed");
+  return absl::OkStatus();
+}
+
 std::string DaemonProcess::Logs() const {
   std::string all;
   for (int i = 1; i <= starts_; ++i) {

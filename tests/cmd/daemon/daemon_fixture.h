@@ -99,6 +99,8 @@ class DaemonProcess {
   // waits for the exit; returns the exit code (-1 when it did not exit
   // normally).
   absl::StatusOr<int> Terminate(int signal = SIGTERM);
+  // Sends `signal` (SIGHUP, say) and returns at once.
+  absl::Status Signal(int signal);
   uint16_t port() const { return port_; }
   bool running() const { return pid_ > 0; }
   std::string Logs() const;

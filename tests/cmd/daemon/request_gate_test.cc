@@ -1,10 +1,12 @@
 // The pieces of the request gate without sockets: the tokens file, the
-// per-client token bucket, and what the gate answers for a request.
+// per-client token bucket, and what the gate answers for a request. (Scopes
+// and JWTs on their own: grant_test.cc, jwt_test.cc.)
 #include "keel/cmd/keel/server/request_gate.h"
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include "absl/strings/escaping.h"
 #include "absl/strings/str_split.h"
 #include "keel/cmd/keel/server/access_tokens.h"
 #include "keel/cmd/keel/server/api.h"
@@ -21,16 +23,47 @@ using ::testing::Optional;
 constexpr char kReadToken[] = "read-token-0123456789";
 constexpr char kWriteToken[] = "write-token-0123456789";
 
-TEST(AccessTokensTest, ReadsReadAndWriteTokensSkippingCommentsAndBlankLines) {
+// The grant of `token` in `tokens` as text; "none" when not found.
+std::string GrantOf(const AccessTokens& tokens, absl::string_view token) {
+  std::shared_ptr<const Grant> grant = tokens.Find(token);
+  return grant == nullptr ? "none" : grant->ToString();
+}
+
+TEST(AccessTokensTest, ReadsTheFirstVersionsReadAndWriteLinesSkippingCommentsAndBlankLines) {
   ASSERT_OK_AND_ASSIGN(AccessTokens tokens,
                        AccessTokens::Parse(absl::StrCat("# dashboards\n\n  read ", kReadToken,
                                                         "  \nwrite\t", kWriteToken, "\n")));
   EXPECT_EQ(tokens.size(), 2u);
-  EXPECT_THAT(tokens.Find(kReadToken), Optional(Access::kRead));
-  EXPECT_THAT(tokens.Find(kWriteToken), Optional(Access::kWrite));
-  EXPECT_EQ(tokens.Find("read-token-012345678"), std::nullopt);    // A prefix.
-  EXPECT_EQ(tokens.Find("read-token-01234567890"), std::nullopt);  // Longer.
-  EXPECT_EQ(tokens.Find(""), std::nullopt);
+  EXPECT_EQ(GrantOf(tokens, kReadToken), "read");
+  EXPECT_EQ(GrantOf(tokens, kWriteToken), "publish read admin");
+  EXPECT_EQ(GrantOf(tokens, "read-token-012345678"), "none");    // A prefix.
+  EXPECT_EQ(GrantOf(tokens, "read-token-01234567890"), "none");  // Longer.
+  EXPECT_EQ(GrantOf(tokens, ""), "none");
+  // Both lines hold a token in clear text: the daemon warns of them.
+  EXPECT_THAT(tokens.legacy_lines(), ::testing::ElementsAre(3, 4));
+}
+
+TEST(AccessTokensTest, ReadsHashedLinesWithScopesAndTenantAsKeelTokenHashPrintsThem) {
+  ASSERT_OK_AND_ASSIGN(Grant acme, Grant::Parse(std::vector<std::string>{
+                                       "publish:orders.", "read:orders.", "tenant=acme"}));
+  const std::string line = TokenHashLine(kReadToken, acme);
+  // The SHA-256 of the token, never the token: `echo -n read-token-0123456789 | sha256sum`.
+  EXPECT_EQ(line, "sha256:" +
+                      absl::BytesToHexString(std::string(
+                          reinterpret_cast<const char*>(DigestOf(kReadToken).data()), 32)) +
+                      " publish:orders. read:orders. tenant=acme");
+  EXPECT_THAT(line, ::testing::Not(HasSubstr(kReadToken)));
+  ASSERT_OK_AND_ASSIGN(AccessTokens tokens, AccessTokens::Parse(absl::StrCat(line, "\n")));
+  EXPECT_EQ(GrantOf(tokens, kReadToken), "publish:orders. read:orders. tenant=acme");
+  EXPECT_EQ(GrantOf(tokens, kWriteToken), "none");
+  EXPECT_TRUE(tokens.legacy_lines().empty());
+}
+
+TEST(AccessTokensTest, HashesAreSha256) {
+  // A known vector (FIPS 180-2): SHA-256("abc").
+  const TokenDigest digest = DigestOf("abc");
+  EXPECT_EQ(absl::BytesToHexString(std::string(reinterpret_cast<const char*>(digest.data()), 32)),
+            "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad");
 }
 
 TEST(AccessTokensTest, RefusesABadLineNamingIt) {
@@ -38,9 +71,17 @@ TEST(AccessTokensTest, RefusesABadLineNamingIt) {
     std::string text;
     std::string message;
   } cases[] = {
-      {"admin some-long-token-value", "line 1: want '<read|write> <token>'"},
-      {"# only a comment\nwrite", "line 2: want '<read|write> <token>'"},
-      {"read a b", "line 1: want '<read|write> <token>'"},
+      {"admin some-long-token-value", "line 1: want 'sha256:<64 lower-case hex digits>"},
+      {"# only a comment\nwrite", "line 2: want 'sha256:"},
+      {"read a b", "line 1: want 'sha256:"},
+      {"sha256:abc read", "line 1: want 'sha256:<64"},
+      {"sha256:" + std::string(64, 'A') + " read", "line 1: want 'sha256:<64 lower-case"},
+      {"sha256:" + std::string(64, 'a'), "line 1: no scope"},
+      {"sha256:" + std::string(64, 'a') + " write", "line 1: 'write' is not a scope"},
+      {"sha256:" + std::string(64, 'a') + " read:bad/prefix", "line 1: 'read:bad/prefix'"},
+      {"sha256:" + std::string(64, 'a') + " admin tenant=acme", "line 1: admin acts on whole"},
+      {"sha256:" + std::string(64, 'a') + " read\nsha256:" + std::string(64, 'a') + " publish",
+       "line 2: the token is listed twice"},
       {"read short", "line 1: a token is at least 16 printable characters"},
       {"read token-with-\x01-control", "line 1: a token is at least 16"},
       {absl::StrCat("read ", kReadToken, "\nwrite ", kReadToken),
@@ -124,16 +165,19 @@ HttpRequest Request(std::string method, std::string path,
 
 // What `gate` answers `request` of `client` at kStart, the request resolved
 // as the session resolves it.
-std::optional<RequestGate::Refusal> Check(RequestGate& gate, const HttpRequest& request,
+std::optional<RequestGate::Refusal> Check(RequestGate& gate, HttpRequest request,
                                           absl::string_view client) {
   return gate.Check(request, Api::Resolve(request), client, kStart);
 }
 
-RequestGate TokenGate() {
-  absl::StatusOr<AccessTokens> tokens =
-      AccessTokens::Parse(absl::StrCat("read ", kReadToken, "\nwrite ", kWriteToken));
+std::shared_ptr<const Authenticator> TokensOf(absl::string_view text) {
+  absl::StatusOr<std::unique_ptr<Authenticator>> tokens = Authenticator::FromTokens(text);
   EXPECT_OK(tokens);
-  return RequestGate(std::make_shared<const AccessTokens>(*std::move(tokens)), 0, 0);
+  return tokens.ok() ? std::shared_ptr<const Authenticator>(*std::move(tokens)) : nullptr;
+}
+
+RequestGate TokenGate() {
+  return RequestGate(TokensOf(absl::StrCat("read ", kReadToken, "\nwrite ", kWriteToken)), 0, 0);
 }
 
 std::string Bearer(absl::string_view token) { return absl::StrCat("Bearer ", token); }
@@ -157,7 +201,7 @@ TEST(RequestGateTest, TokensDecideWhoIsServed) {
       {"query token on a replay", Request("GET", events, {}, {{"access_token", kReadToken}}), 401,
        "Bearer realm=\"keel\""},
       {"read token writes", Request("POST", events, {{"Authorization", Bearer(kReadToken)}}), 403,
-       "Bearer realm=\"keel\", error=\"insufficient_scope\""},
+       "Bearer realm=\"keel\", error=\"insufficient_scope\", scope=\"publish:s\""},
       {"query token on a POST", Request("POST", events, {}, {{"access_token", kWriteToken}}), 401,
        "Bearer realm=\"keel\""},
       {"read token reads", Request("GET", events, {{"Authorization", Bearer(kReadToken)}}), 0, ""},
@@ -171,23 +215,23 @@ TEST(RequestGateTest, TokensDecideWhoIsServed) {
       {"readiness probe", Request("GET", "/readyz"), 0, ""},
       {"CORS preflight", Request("OPTIONS", events), 0, ""},
       {"metrics", Request("GET", "/metrics"), 401, "Bearer realm=\"keel\""},
-      // Each route's declared scope: a read token reads groups and dead
-      // letters, and may do nothing that changes them.
+      // Each route's declared scope: a read token reads and consumes
+      // through groups; seeking one, and dead letters, are admin's.
       {"read token describes a group",
        Request("GET", "/v1/streams/s/groups/g", {{"Authorization", Bearer(kReadToken)}}), 0, ""},
-      {"read token lists dead letters",
-       Request("GET", "/v1/streams/s/dead-letters", {{"Authorization", Bearer(kReadToken)}}), 0,
-       ""},
       {"read token consumes",
        Request("POST", "/v1/streams/s/groups/g:consume", {{"Authorization", Bearer(kReadToken)}}),
-       403, "Bearer realm=\"keel\", error=\"insufficient_scope\""},
+       0, ""},
+      {"read token lists dead letters",
+       Request("GET", "/v1/streams/s/dead-letters", {{"Authorization", Bearer(kReadToken)}}), 403,
+       "Bearer realm=\"keel\", error=\"insufficient_scope\", scope=\"admin:s\""},
       {"read token seeks",
        Request("POST", "/v1/streams/s/groups/g:seek", {{"Authorization", Bearer(kReadToken)}}), 403,
-       "Bearer realm=\"keel\", error=\"insufficient_scope\""},
+       "Bearer realm=\"keel\", error=\"insufficient_scope\", scope=\"admin:s\""},
       {"read token republishes",
        Request("POST", "/v1/streams/s/dead-letters/1:republish",
                {{"Authorization", Bearer(kReadToken)}}),
-       403, "Bearer realm=\"keel\", error=\"insufficient_scope\""},
+       403, "Bearer realm=\"keel\", error=\"insufficient_scope\", scope=\"admin:s\""},
       {"write token seeks",
        Request("POST", "/v1/streams/s/groups/g:seek", {{"Authorization", Bearer(kWriteToken)}}), 0,
        ""},
@@ -195,7 +239,7 @@ TEST(RequestGateTest, TokensDecideWhoIsServed) {
       // which write routes exist, a write token gets its 404 or 405.
       {"read token POSTs to no route",
        Request("POST", "/v1/nothing", {{"Authorization", Bearer(kReadToken)}}), 403,
-       "Bearer realm=\"keel\", error=\"insufficient_scope\""},
+       "Bearer realm=\"keel\", error=\"insufficient_scope\", scope=\"publish\""},
       {"read token GETs no route",
        Request("GET", "/v1/nothing", {{"Authorization", Bearer(kReadToken)}}), 0, ""},
       {"write token POSTs to no route",
@@ -217,6 +261,8 @@ TEST(RequestGateTest, TokensDecideWhoIsServed) {
     EXPECT_EQ(refusal->code, c.status == 401 ? "unauthenticated" : "permission_denied");
     EXPECT_THAT(refusal->response.body,
                 HasSubstr(absl::StrCat("\"code\":\"", refusal->code, "\"")));
+    // A 403 names the scope the token lacks.
+    if (c.status == 403) EXPECT_THAT(refusal->response.body, HasSubstr("\"scope\":\""));
     EXPECT_THAT(refusal->response.headers,
                 ::testing::ElementsAre(std::make_pair(std::string("WWW-Authenticate"), c.challenge),
                                        std::make_pair(std::string("Access-Control-Expose-Headers"),
@@ -241,9 +287,7 @@ TEST(RequestGateTest, RateLimitComesBeforeTheTokenAndSparesHealthProbes) {
 
   // With tokens too, a client over its rate is refused before its token is
   // looked at: guessing tokens is rate-limited as well.
-  absl::StatusOr<AccessTokens> tokens = AccessTokens::Parse(absl::StrCat("read ", kReadToken));
-  ASSERT_OK(tokens);
-  RequestGate both(std::make_shared<const AccessTokens>(*tokens), 0.5, 1);
+  RequestGate both(TokensOf(absl::StrCat("read ", kReadToken)), 0.5, 1);
   EXPECT_EQ(Check(both, Request("GET", "/v1/streams"), "c")->code, "unauthenticated");
   EXPECT_EQ(Check(both, Request("GET", "/v1/streams"), "c")->code, "rate_limited");
 }

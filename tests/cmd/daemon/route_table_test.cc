@@ -54,15 +54,15 @@ TEST(ApiRoutesTest, EachDocumentedRouteResolvesToItsHandlerScopeAndSegments) {
       {"GET", "/v1/streams/orders/groups/billing", "describe group", Scope::kRead,
        {{"stream", "orders"}, {"group", "billing"}}},
       {"GET", "/v1/streams/orders/groups", "list groups", Scope::kRead, {{"stream", "orders"}}},
-      {"GET", "/v1/streams/orders/dead-letters", "dead letters", Scope::kRead,
+      {"GET", "/v1/streams/orders/dead-letters", "dead letters", Scope::kAdmin,
        {{"stream", "orders"}}},
-      {"GET", "/v1/streams/orders/dead-letters/7", "dead letter", Scope::kRead,
+      {"GET", "/v1/streams/orders/dead-letters/7", "dead letter", Scope::kAdmin,
        {{"stream", "orders"}, {"sequence", "7"}}},
       {"POST", "/v1/streams/orders/dead-letters/7:republish", "republish", Scope::kAdmin,
        {{"stream", "orders"}, {"sequence", "7"}}},
       {"GET", "/healthz", "health", Scope::kNone, {}},
       {"GET", "/readyz", "readiness", Scope::kNone, {}},
-      {"GET", "/metrics", "metrics", Scope::kRead, {}},
+      {"GET", "/metrics", "metrics", Scope::kReadAll, {}},
       // clang-format on
   };
   std::set<std::string> resolved;

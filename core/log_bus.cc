@@ -388,14 +388,7 @@ KeyCollection LogBus::CollectTableKeys(absl::Time now, size_t budget) {
 }
 
 StreamInfo LogBus::InfoOf(absl::string_view stream, const LogBounds& bounds) const {
-  StreamInfo info;
-  info.stream = std::string(stream);
-  info.first_sequence = bounds.first;
-  info.last_sequence = bounds.last();
-  info.count = bounds.count();
-  info.bytes = bounds.bytes;
-  info.oldest_time = bounds.oldest_time;
-  info.head = Cursor::For(stream, epoch_, bounds.last());
+  StreamInfo info = StreamInfoAt(stream, epoch_, bounds);
   info.earlier_epochs = log_->EarlierEpochs(stream);
   return info;
 }

@@ -56,6 +56,10 @@ struct LogBounds {
   uint64_t last() const { return next - 1; }
 };
 
+// What Replayer::Bounds answers for `stream` at `bounds` on a bus of
+// `epoch`, earlier epochs aside.
+StreamInfo StreamInfoAt(absl::string_view stream, uint64_t epoch, const LogBounds& bounds);
+
 // An idempotency key to remember with the event that first carried it.
 struct LogKey {
   absl::string_view key;

@@ -219,16 +219,7 @@ absl::StatusOr<std::vector<Receipt>> JetStreamBus::Append(absl::string_view stre
 
 StreamInfo JetStreamBus::InfoOf(absl::string_view stream,
                                 const std::optional<StoredRecord>& tip) const {
-  const LogBounds bounds = tip ? tip->header.bounds() : LogBounds{};
-  StreamInfo info;
-  info.stream = std::string(stream);
-  info.first_sequence = bounds.first;
-  info.last_sequence = bounds.last();
-  info.count = bounds.count();
-  info.bytes = bounds.bytes;
-  info.oldest_time = bounds.oldest_time;
-  info.head = Cursor::For(stream, epoch_, bounds.last());
-  return info;
+  return StreamInfoAt(stream, epoch_, tip ? tip->header.bounds() : LogBounds{});
 }
 
 absl::StatusOr<StreamInfo> JetStreamBus::Bounds(absl::string_view stream) {

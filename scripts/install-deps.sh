@@ -12,7 +12,7 @@ packages=(
   libprotobuf-dev protobuf-compiler libspdlog-dev
   libgtest-dev libgmock-dev libbenchmark-dev
   nats-server libnats-dev
-  chromium redis-server redis-tools curl
+  chromium redis-server redis-tools curl openssl
   # scripts/fuzz.sh: clang 14 and its runtimes (libFuzzer, ASan, UBSan).
   clang-14 libclang-rt-14-dev
 )

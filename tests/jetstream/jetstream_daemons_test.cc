@@ -5,6 +5,7 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <cstdlib>
 #include <latch>
 #include <string>
 #include <thread>
@@ -378,7 +379,7 @@ TEST(JetStreamDaemonsTest, ThousandsOfKeelStreamsShareOneJetStreamStream) {
 TEST(JetStreamDaemonsTest, ATokenServerNeedsTheTokenOption) {
   ::keel::testing::TempDir dir;
   ASSERT_OK_AND_ASSIGN(std::unique_ptr<NatsCluster> guarded,
-                       NatsCluster::Start(1, dir.Sub("nats"), "a-token-for-keel"));
+                       NatsCluster::Start(1, dir.Sub("nats"), {.token = "a-token-for-keel"}));
   Config config = BusNamed(FreshBusName());
   config.Set("servers", guarded->servers());
   EXPECT_THAT(OpenDaemon(config).status(), HasErrorKind(ErrorKind::kUnavailable));
@@ -386,6 +387,44 @@ TEST(JetStreamDaemonsTest, ATokenServerNeedsTheTokenOption) {
   ASSERT_OK_AND_ASSIGN(auto daemon, OpenDaemon(config));
   ASSERT_OK_AND_ASSIGN(Receipt receipt, daemon->Publish(Payload("s", "with token")));
   EXPECT_EQ(receipt.sequence, 1u);
+}
+
+// A CA and a server certificate for 127.0.0.1 in `dir`, made with the
+// openssl command; false if it failed.
+bool MakeCertificates(const std::string& dir) {
+  const std::string command = absl::StrCat(
+      "cd '", dir, "' && ",
+      "openssl req -x509 -newkey rsa:2048 -nodes -days 2 -subj /CN=keel-test-ca "
+      "-keyout ca.key -out ca.pem 2>/dev/null && ",
+      "openssl req -newkey rsa:2048 -nodes -subj /CN=127.0.0.1 -keyout server.key "
+      "-out server.csr 2>/dev/null && ",
+      "printf 'subjectAltName=IP:127.0.0.1' > san.ext && ",
+      "openssl x509 -req -in server.csr -CA ca.pem -CAkey ca.key -CAcreateserial -days 2 "
+      "-extfile san.ext -out server.pem 2>/dev/null");
+  return std::system(command.c_str()) == 0;
+}
+
+TEST(JetStreamDaemonsTest, ATlsServerIsReachedWithItsCaAndRefusedWithout) {
+  ::keel::testing::TempDir dir;
+  ASSERT_TRUE(MakeCertificates(dir.path().string()))
+      << "openssl could not make the test certificates";
+  const NatsAccess access{.tls_cert = dir.Sub("server.pem"),
+                          .tls_key = dir.Sub("server.key"),
+                          .tls_ca = dir.Sub("ca.pem")};
+  ASSERT_OK_AND_ASSIGN(std::unique_ptr<NatsCluster> secured,
+                       NatsCluster::Start(1, dir.Sub("nats"), access));
+  Config config = BusNamed(FreshBusName());
+  config.Set("servers", secured->servers());
+  config.Set("connect_timeout", "2s");
+  // Without the CA the driver does not speak TLS, and the server wants it.
+  EXPECT_THAT(OpenDaemon(config).status(), HasErrorKind(ErrorKind::kUnavailable));
+  config.Set("tls_ca", access.tls_ca);
+  ASSERT_OK_AND_ASSIGN(auto daemon, OpenDaemon(config));
+  ASSERT_OK_AND_ASSIGN(Receipt receipt, daemon->Publish(Payload("s", "over tls")));
+  EXPECT_EQ(receipt.sequence, 1u);
+  ASSERT_OK_AND_ASSIGN(std::vector<Event> stored, ReadAll(*daemon, "s"));
+  ASSERT_EQ(stored.size(), 1u);
+  EXPECT_EQ(stored[0].payload, "over tls");
 }
 
 TEST(JetStreamDaemonsTest, NoServerIsUnavailable) {

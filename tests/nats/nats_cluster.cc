@@ -39,10 +39,11 @@ absl::StatusOr<int> FreePort() {
 }
 
 // Whether `url` answers a JetStream account-info request without error.
-bool JetStreamAnswers(const std::string& url, const std::string& token) {
+bool JetStreamAnswers(const std::string& url, const NatsAccess& access) {
   NatsClientOptions options;
   options.servers = {url};
-  options.token = token;
+  options.token = access.token;
+  options.tls_ca_file = access.tls_ca;
   options.connect_timeout = absl::Seconds(1);
   absl::StatusOr<std::unique_ptr<NatsClient>> client = NatsClient::Connect(options);
   if (!client.ok()) return false;
@@ -66,7 +67,7 @@ std::string FindNatsServer() {
 }
 
 absl::StatusOr<std::unique_ptr<NatsCluster>> NatsCluster::Start(int nodes, const std::string& dir,
-                                                                const std::string& token) {
+                                                                const NatsAccess& access) {
   std::unique_ptr<NatsCluster> cluster(new NatsCluster());
   cluster->program_ = FindNatsServer();
   if (cluster->program_.empty()) {
@@ -74,7 +75,7 @@ absl::StatusOr<std::unique_ptr<NatsCluster>> NatsCluster::Start(int nodes, const
         "nats-server is neither on PATH nor in /usr/sbin or /usr/local/sbin");
   }
   cluster->dir_ = dir;
-  cluster->token_ = token;
+  cluster->access_ = access;
   std::filesystem::create_directories(dir);
   for (int i = 0; i < nodes; ++i) {
     Node node;
@@ -96,7 +97,13 @@ absl::StatusOr<std::unique_ptr<NatsCluster>> NatsCluster::Start(int nodes, const
            << "max_payload: 8MB\n"
            << "jetstream { store_dir: \"" << dir << "/" << node.name
            << "\", max_file_store: 2GB, max_memory_store: 64MB }\n";
-    if (!token.empty()) config << "authorization { token: \"" << token << "\" }\n";
+    if (!access.token.empty()) {
+      config << "authorization { token: \"" << access.token << "\" }\n";
+    }
+    if (!access.tls_cert.empty()) {
+      config << "tls { cert_file: \"" << access.tls_cert << "\", key_file: \"" << access.tls_key
+             << "\" }\n";
+    }
     if (nodes > 1) {
       // no_advertise: a client reconnects only to the servers it was given,
       // so a test can cut one off by killing its server.
@@ -157,7 +164,7 @@ absl::Status NatsCluster::WaitReady(absl::Duration timeout) {
   const absl::Time deadline = absl::Now() + timeout;
   for (int i = 0; i < size(); ++i) {
     if (!running(i)) continue;
-    while (!JetStreamAnswers(url(i), token_)) {
+    while (!JetStreamAnswers(url(i), access_)) {
       int status = 0;
       if (waitpid(nodes_[i].pid, &status, WNOHANG) == nodes_[i].pid) {
         nodes_[i].pid = -1;
@@ -182,7 +189,8 @@ absl::StatusOr<int> NatsCluster::LeaderOf(const std::string& stream, absl::Durat
       if (!running(i)) continue;
       NatsClientOptions options;
       options.servers = {url(i)};
-      options.token = token_;
+      options.token = access_.token;
+      options.tls_ca_file = access_.tls_ca;
       options.connect_timeout = absl::Seconds(1);
       absl::StatusOr<std::unique_ptr<NatsClient>> client = NatsClient::Connect(options);
       if (!client.ok()) continue;

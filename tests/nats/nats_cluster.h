@@ -22,6 +22,16 @@
 
 namespace keel::jetstream::testing {
 
+// What clients need to get in: nothing by default.
+struct NatsAccess {
+  std::string token;  // Clients must authenticate with it.
+  // The servers speak TLS only, with this certificate and key (PEM);
+  // clients verify them with `tls_ca`.
+  std::string tls_cert;
+  std::string tls_key;
+  std::string tls_ca;
+};
+
 // The nats-server program: on $PATH, else in /usr/sbin or /usr/local/sbin
 // (where Debian and source installs put it, often outside a user's PATH);
 // "" when there is none.
@@ -32,9 +42,9 @@ class NatsCluster {
   // Starts `nodes` servers (1: standalone) and waits until JetStream answers
   // on each. kNotFound without nats-server (FindNatsServer), kUnavailable
   // when they do not come up (their logs are in `dir`).
-  // With `token`, clients must authenticate with it.
+  // `access` says what clients need to connect.
   static absl::StatusOr<std::unique_ptr<NatsCluster>> Start(int nodes, const std::string& dir,
-                                                            const std::string& token = "");
+                                                            const NatsAccess& access = {});
   ~NatsCluster();  // Kills every node.
   NatsCluster(const NatsCluster&) = delete;
   NatsCluster& operator=(const NatsCluster&) = delete;
@@ -50,7 +60,7 @@ class NatsCluster {
   // Starts a killed node again with its configuration and store.
   absl::Status Restart(int node);
   // Waits until every running node answers JetStream requests (connecting
-  // with `token` when the servers want one).
+  // as `access` says).
   absl::Status WaitReady(absl::Duration timeout = absl::Seconds(30));
   // The index of the node that leads JetStream stream `stream`.
   absl::StatusOr<int> LeaderOf(const std::string& stream,
@@ -71,7 +81,7 @@ class NatsCluster {
 
   std::string program_;  // nats-server.
   std::string dir_;
-  std::string token_;
+  NatsAccess access_;
   std::vector<Node> nodes_;
 };
 

@@ -85,6 +85,25 @@ absl::StatusOr<StreamSnapshot> EnsureStream(JetStreamApi& api, const BusLayout& 
   return *std::move(snapshot);
 }
 
+// EnsureStream, retried while JetStream does not answer: a cluster that was
+// just started, or that several daemons ask to create one replicated stream
+// at once, may take seconds to elect its leaders, and a daemon started then
+// waits for it as long as a publish would.
+absl::StatusOr<StreamSnapshot> AwaitStream(JetStreamApi& api, const BusLayout& layout,
+                                           const JetStreamOptions& options) {
+  const absl::Time deadline = absl::Now() + options.publish_timeout;
+  absl::Duration backoff = absl::Milliseconds(100);
+  while (true) {
+    absl::StatusOr<StreamSnapshot> snapshot = EnsureStream(api, layout, options);
+    if (snapshot.ok() || GetErrorKind(snapshot.status()) != ErrorKind::kUnavailable ||
+        absl::Now() + backoff > deadline) {
+      return snapshot;
+    }
+    absl::SleepFor(backoff);
+    backoff = std::min(backoff * 2, absl::Seconds(2));
+  }
+}
+
 // Cursors carry the epoch: a recreated JetStream stream (another creation
 // time and description id) or another bus gets another one.
 uint64_t EpochOf(const StreamSnapshot& snapshot, const BusLayout& layout) {
@@ -393,7 +412,7 @@ absl::StatusOr<std::unique_ptr<EventBus>> OpenJetStreamBus(const JetStreamOption
   KEEL_ASSIGN_OR_RETURN(std::unique_ptr<NatsClient> client,
                         NatsClient::Connect(options.connection));
   JetStreamApi api(*client, layout.stream_name(), options.request_timeout);
-  KEEL_ASSIGN_OR_RETURN(StreamSnapshot snapshot, EnsureStream(api, layout, options));
+  KEEL_ASSIGN_OR_RETURN(StreamSnapshot snapshot, AwaitStream(api, layout, options));
   const uint64_t epoch = EpochOf(snapshot, layout);
   auto bus =
       std::make_unique<JetStreamBus>(context, options, std::move(client), std::move(layout), epoch);

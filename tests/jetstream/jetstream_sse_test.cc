@@ -91,7 +91,7 @@ class Daemon {
 
   // Waits for the port file.
   std::string Address() {
-    for (int i = 0; i < 300; ++i) {
+    for (int i = 0; i < 600; ++i) {
       std::ifstream file(port_file_);
       int port = 0;
       if (file >> port && port > 0) return absl::StrCat("127.0.0.1:", port);
@@ -186,9 +186,9 @@ TEST(JetStreamSseTest, AReaderResumesOnAThirdDaemonAfterItsDaemonAndTheLeaderDie
   ::keel::testing::TempDir dir;
   for (const char* name : {"a", "b", "c"}) std::filesystem::create_directories(dir.Sub(name));
   Daemon a(bus, dir.Sub("a"));
+  const std::string on_a = a.Address();  // The first creates the JetStream stream.
   Daemon b(bus, dir.Sub("b"));
   Daemon c(bus, dir.Sub("c"));
-  const std::string on_a = a.Address();
   const std::string on_b = b.Address();
   const std::string on_c = c.Address();
   ASSERT_FALSE(on_a.empty() || on_b.empty() || on_c.empty());
@@ -217,8 +217,8 @@ TEST(JetStreamSseTest, ReadersOfTwoDaemonsSeeEveryEventInOrder) {
   std::filesystem::create_directories(dir.Sub("a"));
   std::filesystem::create_directories(dir.Sub("b"));
   Daemon a(bus, dir.Sub("a"));
+  const std::string on_a = a.Address();  // The first creates the JetStream stream.
   Daemon b(bus, dir.Sub("b"));
-  const std::string on_a = a.Address();
   const std::string on_b = b.Address();
   ASSERT_FALSE(on_a.empty());
   ASSERT_FALSE(on_b.empty());

@@ -80,8 +80,11 @@ SigningKey NewHs256Key(std::string kid) {
   SigningKey key;
   key.algorithm = server::JwtAlgorithm::kHs256;
   key.kid = std::move(kid);
-  key.secret.resize(32);
-  RAND_bytes(reinterpret_cast<unsigned char*>(key.secret.data()), 32);
+  // Printable, as a secret file holds it: random bytes could end in a line
+  // break, which the daemon strips from the file.
+  std::string random(32, '\0');
+  RAND_bytes(reinterpret_cast<unsigned char*>(random.data()), 32);
+  key.secret = absl::BytesToHexString(random);
   key.jwk =
       absl::StrCat("{\"kty\":\"oct\",\"k\":\"", Url(key.secret), "\"", KidMember(key.kid), "}");
   return key;

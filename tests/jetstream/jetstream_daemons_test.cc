@@ -14,6 +14,7 @@
 #include "absl/strings/str_cat.h"
 #include "keel/core/errors.h"
 #include "keel/drivers/jetstream/nats_client.h"
+#include "keel/tests/conformance/helpers.h"
 #include "keel/tests/jetstream/jetstream_environment.h"
 #include "keel/tests/jetstream/jetstream_test_util.h"
 #include "keel/tests/testing/status_matchers.h"
@@ -22,6 +23,7 @@
 namespace keel::jetstream::testing {
 namespace {
 
+using ::keel::conformance::Range;
 using ::keel::testing::HasErrorKind;
 using ::keel::testing::StatusIs;
 using ::testing::ElementsAre;
@@ -46,12 +48,6 @@ std::vector<uint64_t> ReadSequences(Subscription& subscription, size_t count) {
   return sequences;
 }
 
-std::vector<uint64_t> OneTo(uint64_t n) {
-  std::vector<uint64_t> out;
-  for (uint64_t i = 1; i <= n; ++i) out.push_back(i);
-  return out;
-}
-
 TEST(JetStreamDaemonsTest, EventsPublishedOnEveryDaemonReachEachDaemonsFollowersInOrder) {
   const Config config = BusNamed(FreshBusName());
   ASSERT_OK_AND_ASSIGN(auto a, OpenDaemon(config));
@@ -71,8 +67,8 @@ TEST(JetStreamDaemonsTest, EventsPublishedOnEveryDaemonReachEachDaemonsFollowers
   }
   for (std::thread& publisher : publishers) publisher.join();
 
-  EXPECT_EQ(ReadSequences(*on_b, 3 * kEach), OneTo(3 * kEach));
-  EXPECT_EQ(ReadSequences(*on_a, 3 * kEach), OneTo(3 * kEach));
+  EXPECT_EQ(ReadSequences(*on_b, 3 * kEach), Range(1, 3 * kEach));
+  EXPECT_EQ(ReadSequences(*on_a, 3 * kEach), Range(1, 3 * kEach));
 }
 
 TEST(JetStreamDaemonsTest, AnIdempotencyKeyIsHonouredByEveryDaemon) {

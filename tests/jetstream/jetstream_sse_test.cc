@@ -19,6 +19,7 @@
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
+#include "keel/tests/conformance/helpers.h"
 #include "keel/tests/jetstream/jetstream_environment.h"
 #include "keel/tests/jetstream/jetstream_test_util.h"
 #include "keel/tests/testing/status_matchers.h"
@@ -30,6 +31,8 @@
 
 namespace keel::jetstream::testing {
 namespace {
+
+using ::keel::conformance::Range;
 
 // A child process whose standard output the test reads.
 class Child {
@@ -105,21 +108,6 @@ class Daemon {
   Child process_;
 };
 
-// The sequences of the first `count` events an SSE reader delivers.
-std::vector<uint64_t> SseSequences(Child& reader, size_t count) {
-  std::vector<uint64_t> sequences;
-  std::string line;
-  while (sequences.size() < count && reader.ReadLine(line)) {
-    if (!absl::StartsWith(line, "data: ")) continue;
-    const size_t at = line.find("\"sequence\":");
-    if (at == std::string::npos) continue;
-    uint64_t sequence = 0;
-    const std::string digits = line.substr(at + 11, line.find(',', at) - at - 11);
-    if (absl::SimpleAtoi(digits, &sequence)) sequences.push_back(sequence);
-  }
-  return sequences;
-}
-
 struct SseEvent {
   uint64_t sequence = 0;
   std::string id;  // The frame's id: the event's cursor.
@@ -168,12 +156,6 @@ std::string PublishOver(const std::string& address) {
 std::vector<uint64_t> Sequences(const std::vector<SseEvent>& events) {
   std::vector<uint64_t> out;
   for (const SseEvent& event : events) out.push_back(event.sequence);
-  return out;
-}
-
-std::vector<uint64_t> Range(uint64_t first, uint64_t last) {
-  std::vector<uint64_t> out;
-  for (uint64_t i = first; i <= last; ++i) out.push_back(i);
   return out;
 }
 
@@ -249,10 +231,8 @@ TEST(JetStreamSseTest, ReadersOfTwoDaemonsSeeEveryEventInOrder) {
     ASSERT_OK(other->Publish(Payload("orders", "from elsewhere")).status());
   }
 
-  std::vector<uint64_t> expected;
-  for (uint64_t i = 1; i <= 30; ++i) expected.push_back(i);
-  EXPECT_EQ(SseSequences(*reader_b, 30), expected);
-  EXPECT_EQ(SseSequences(*reader_a, 30), expected);
+  EXPECT_EQ(Sequences(SseEvents(*reader_b, 30)), Range(1, 30));
+  EXPECT_EQ(Sequences(SseEvents(*reader_a, 30)), Range(1, 30));
 }
 
 }  // namespace

@@ -188,7 +188,14 @@ std::string ActionIn(const po::variables_map& vars,
 
 void AddServerOption(po::options_description& options) {
   options.add_options()("server", po::value<std::string>()->default_value("127.0.0.1:8080"),
-                        "daemon address, HOST:PORT")(
+                        "daemon address, HOST:PORT, or https://HOST:PORT for a daemon serving TLS")(
+      "ca-file", po::value<std::string>()->default_value(""),
+      "with https://: PEM CA certificates the daemon's certificate must chain to (default: the "
+      "system's trusted CAs)")(
+      "client-cert", po::value<std::string>()->default_value(""),
+      "with https://: PEM client certificate, for a daemon that asks for one")(
+      "client-key", po::value<std::string>()->default_value(""),
+      "the private key of --client-cert")(
       "auth-token", po::value<std::string>()->default_value(""),
       "bearer token (a static token or a JWT) for a daemon with credentials (best kept in a "
       "--config file: a flag shows in the process list)");
@@ -197,6 +204,12 @@ void AddServerOption(po::options_description& options) {
 client::ClientOptions ClientOptionsFrom(const po::variables_map& vars) {
   client::ClientOptions options;
   options.token = vars["auth-token"].as<std::string>();
+  absl::StatusOr<client::ServerAddress> server =
+      client::ParseServerAddress(vars["server"].as<std::string>());
+  options.tls.enabled = server.ok() && server->tls;
+  options.tls.ca_file = vars["ca-file"].as<std::string>();
+  options.tls.cert_file = vars["client-cert"].as<std::string>();
+  options.tls.key_file = vars["client-key"].as<std::string>();
   return options;
 }
 

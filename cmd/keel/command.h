@@ -103,11 +103,13 @@ int UsageError(CommandIo& io, absl::string_view command, absl::string_view messa
 std::string ActionIn(const po::variables_map& vars,
                      std::initializer_list<absl::string_view> actions);
 
-// `--server HOST:PORT` (default 127.0.0.1:8080): the daemon a client
-// subcommand talks to, and `--auth-token`: the bearer token it sends (a daemon
-// with --auth-tokens).
+// `--server HOST:PORT` (default 127.0.0.1:8080; `https://HOST:PORT` for
+// TLS): the daemon a client subcommand talks to; `--auth-token`: the bearer
+// token it sends (a daemon with --auth-tokens); `--ca-file`,
+// `--client-cert`, `--client-key`: TLS's files.
 void AddServerOption(po::options_description& options);
-// The client options those give: the token (ClientOptions::token).
+// The client options those give: the token and TLS (on for an https://
+// server).
 client::ClientOptions ClientOptionsFrom(const po::variables_map& vars);
 
 // Exit codes.

@@ -14,6 +14,7 @@
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "keel/cmd/keel/command.h"
+#include "keel/cmd/keel/daemon_tls.h"
 #include "keel/cmd/keel/server/api.h"
 #include "keel/cmd/keel/server/authenticator.h"
 #include "keel/cmd/keel/server/metrics.h"
@@ -103,6 +104,10 @@ absl::StatusOr<server::ServerOptions> ServerOptionsFrom(const po::variables_map&
   options.cors_origin = vars["cors-origin"].as<std::string>();
   options.rate_limit = vars["rate-limit"].as<double>();
   options.rate_burst = vars["rate-burst"].as<double>();
+  options.token_limits.publish_rate = vars["publish-rate-per-token"].as<double>();
+  options.token_limits.publish_burst = vars["publish-burst-per-token"].as<double>();
+  options.token_limits.sse_streams = vars["max-sse-per-token"].as<size_t>();
+  options.token_limits.sse_streams_total = vars["max-sse-connections"].as<size_t>();
   Config durations;
   durations.Set("sse-keepalive", vars["sse-keepalive"].as<std::string>());
   durations.Set("idle-timeout", vars["idle-timeout"].as<std::string>());
@@ -116,6 +121,7 @@ absl::StatusOr<server::ServerOptions> ServerOptionsFrom(const po::variables_map&
   KEEL_ASSIGN_OR_RETURN(options.trim_interval,
                         durations.GetDuration("trim-interval", options.trim_interval));
   KEEL_ASSIGN_OR_RETURN(options.authenticator, AuthenticatorFrom(vars, options.host));
+  KEEL_ASSIGN_OR_RETURN(options.tls, ServerTlsFrom(vars));
   KEEL_RETURN_IF_ERROR(server::ValidateServerOptions(options));  // A usage error, before start.
   return options;
 }
@@ -213,6 +219,16 @@ class DaemonCommand : public Command {
          "over it: 429 with Retry-After")
         ("rate-burst", po::value<double>()->default_value(0),
          "requests a client may send at once before --rate-limit applies (0 = one second's worth)")
+        ("publish-rate-per-token", po::value<double>()->default_value(0),
+         "publish requests per second one token may send on average (a client address without "
+         "credentials); 0 = no limit; over it: 429 with Retry-After")
+        ("publish-burst-per-token", po::value<double>()->default_value(0),
+         "publish requests a token may send at once (0 = one second's worth)")
+        ("max-sse-per-token", po::value<size_t>()->default_value(0),
+         "SSE streams one token (a client address without credentials) may hold open; 0 = no "
+         "limit; over it: 429 with Retry-After")
+        ("max-sse-connections", po::value<size_t>()->default_value(0),
+         "SSE streams the daemon holds open in all; 0 = no limit; over it: 503 with Retry-After")
         ("shutdown-timeout", po::value<std::string>()->default_value("10s"),
          "how long shutdown waits for in-flight requests and SSE streams")
         ("port-file", po::value<std::string>()->default_value(""),
@@ -229,6 +245,7 @@ class DaemonCommand : public Command {
          "how often the retention trimmer looks for streams over a bound")
         ("log-level", po::value<std::string>()->default_value("info"),
          "debug, info, warn, error or off");
+    AddTlsOptions(options);
     // Last: a driver's flag never shadows one of the daemon's own.
     AddDriverOptions(options, DefaultDriverName(), /*flag_defaults=*/true);
   }
@@ -274,10 +291,11 @@ class DaemonCommand : public Command {
       (*bus)->Close().IgnoreError();
       return kExitFailure;
     }
-    Announce(vars, *driver, server.port(), **bus, io);
+    Announce(vars, *driver, server.port(), options->tls != nullptr, **bus, io);
     int signal = 0;
     while (sigwait(&signals, &signal) == 0 && signal == SIGHUP) {
       Reload(options->authenticator.get(), *context.logger);
+      ReloadTls(options->tls.get(), *context.logger);
     }
     context.logger->Info(absl::StrCat("keel daemon: signal ", signal, ", shutting down"));
     return Shutdown(server, api, **bus, *grace, io);
@@ -325,11 +343,12 @@ class DaemonCommand : public Command {
   // "keel daemon listening on HOST:PORT (driver NAME: key=value ...)", the
   // options as the driver got them.
   static void Announce(const po::variables_map& vars, const DriverSelection& driver,
-                       uint16_t port, EventBus& bus, CommandIo& io) {
+                       uint16_t port, bool tls, EventBus& bus, CommandIo& io) {
     const std::string port_file = vars["port-file"].as<std::string>();
     if (!port_file.empty()) std::ofstream(port_file) << port << "\n";
     const std::string& listen = vars["listen"].as<std::string>();
-    io.out << "keel daemon listening on " << listen.substr(0, listen.rfind(':')) << ":" << port
+    io.out << "keel daemon listening on " << (tls ? "https://" : "")
+           << listen.substr(0, listen.rfind(':')) << ":" << port
            << " (driver " << driver.name;
     const char* separator = ": ";
     for (const auto& [key, value] : driver.config.values()) {

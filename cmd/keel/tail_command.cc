@@ -64,7 +64,9 @@ class TailCommand : public Command {
     if (vars.count("tenant")) options.tenant = vars["tenant"].as<std::string>();
     if (vars.count("type")) options.type = vars["type"].as<std::string>();
     options.max_retries = vars["retries"].as<int>();
-    options.token = ClientOptionsFrom(vars).token;
+    const client::ClientOptions client = ClientOptionsFrom(vars);
+    options.token = client.token;
+    options.tls = client.tls;
     options.on_reconnect = [&io](const absl::Status& reason, absl::Duration wait, int attempt) {
       io.err << "keel tail: " << client::DescribeError(reason) << "; reconnecting in "
              << absl::FormatDuration(wait) << " (attempt " << attempt << ")" << std::endl;

@@ -19,6 +19,7 @@
 #include "keel/tests/jetstream/jetstream_test_util.h"
 #include "keel/tests/testing/status_matchers.h"
 #include "keel/tests/testing/temp_dir.h"
+#include "keel/tests/testing/test_certificates.h"
 
 namespace keel::jetstream::testing {
 namespace {
@@ -385,28 +386,13 @@ TEST(JetStreamDaemonsTest, ATokenServerNeedsTheTokenOption) {
   EXPECT_EQ(receipt.sequence, 1u);
 }
 
-// A CA and a server certificate for 127.0.0.1 in `dir`, made with the
-// openssl command; false if it failed.
-bool MakeCertificates(const std::string& dir) {
-  const std::string command = absl::StrCat(
-      "cd '", dir, "' && ",
-      "openssl req -x509 -newkey rsa:2048 -nodes -days 2 -subj /CN=keel-test-ca "
-      "-keyout ca.key -out ca.pem 2>/dev/null && ",
-      "openssl req -newkey rsa:2048 -nodes -subj /CN=127.0.0.1 -keyout server.key "
-      "-out server.csr 2>/dev/null && ",
-      "printf 'subjectAltName=IP:127.0.0.1' > san.ext && ",
-      "openssl x509 -req -in server.csr -CA ca.pem -CAkey ca.key -CAcreateserial -days 2 "
-      "-extfile san.ext -out server.pem 2>/dev/null");
-  return std::system(command.c_str()) == 0;
-}
-
 TEST(JetStreamDaemonsTest, ATlsServerIsReachedWithItsCaAndRefusedWithout) {
   ::keel::testing::TempDir dir;
-  ASSERT_TRUE(MakeCertificates(dir.path().string()))
-      << "openssl could not make the test certificates";
-  const NatsAccess access{.tls_cert = dir.Sub("server.pem"),
-                          .tls_key = dir.Sub("server.key"),
-                          .tls_ca = dir.Sub("ca.pem")};
+  ASSERT_OK_AND_ASSIGN(::keel::testing::TestCertificates certificates,
+                       ::keel::testing::MakeTestCertificates(dir.path().string()));
+  const NatsAccess access{.tls_cert = certificates.server_cert,
+                          .tls_key = certificates.server_key,
+                          .tls_ca = certificates.ca};
   ASSERT_OK_AND_ASSIGN(std::unique_ptr<NatsCluster> secured,
                        NatsCluster::Start(1, dir.Sub("nats"), access));
   Config config = BusNamed(FreshBusName());

@@ -38,6 +38,7 @@ absl::StatusOr<std::string> HeadCursor(const std::string& host, uint16_t port,
   client_options.connect_timeout = options.connect_timeout;
   client_options.request_timeout = options.connect_timeout;
   client_options.token = options.token;
+  client_options.tls = options.tls;
   HttpClient http(host, port, client_options);
   absl::StatusOr<ClientResponse> response = http.Get(BuildTarget({"v1", "streams", options.stream}));
   if (!response.ok()) return response.status();
@@ -87,6 +88,7 @@ absl::Status FollowStream(const std::string& host, uint16_t port, FollowOptions 
       sse.type = options.type;
       sse.connect_timeout = options.connect_timeout;
       sse.token = options.token;
+      sse.tls = options.tls;
       absl::StatusOr<std::unique_ptr<SseReader>> reader = SseReader::Open(host, port, sse);
       if (!reader.ok()) return reader.status();
       while (true) {

@@ -28,6 +28,7 @@
 
 #include "absl/status/status.h"
 #include "absl/time/time.h"
+#include "keel/cmd/keel/client/http_client.h"
 #include "keel/cmd/keel/client/sse_parser.h"
 
 namespace keel::client {
@@ -40,6 +41,7 @@ struct FollowOptions {
   std::string tenant;
   std::string type;              // Type prefix.
   std::string token;             // As ClientOptions::token.
+  ClientTls tls;                 // As ClientOptions::tls.
 
   int max_retries = 10;  // Consecutive failed attempts before giving up.
   absl::Duration default_retry = absl::Seconds(1);

@@ -14,6 +14,7 @@
 #include "absl/strings/ascii.h"
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
+#include "keel/cmd/keel/client/client_stream.h"
 #include "keel/cmd/keel/client/transport.h"
 #include "keel/core/errors.h"
 #include "keel/core/status_macros.h"
@@ -38,7 +39,7 @@ std::string ClientResponse::Header(absl::string_view lower_name) const {
 class HttpClient::Impl {
  public:
   Impl(std::string host, uint16_t port, ClientOptions options)
-      : host_(std::move(host)), port_(port), options_(options), stream_(ioc_) {}
+      : host_(std::move(host)), port_(port), options_(options), stream_(ioc_, options_.tls) {}
 
   ~Impl() { Disconnect(); }
 
@@ -76,9 +77,7 @@ class HttpClient::Impl {
   void Disconnect() {
     if (!connected_) return;
     connected_ = false;
-    beast::error_code ignored;
-    stream_.socket().shutdown(tcp::socket::shutdown_both, ignored);
-    stream_.close();
+    stream_.Close();
     buffer_.clear();
   }
 
@@ -98,9 +97,9 @@ class HttpClient::Impl {
   }
 
   absl::Status Connect() {
-    KEEL_RETURN_IF_ERROR(ConnectStream(ioc_, stream_, host_, port_, options_.connect_timeout));
+    KEEL_RETURN_IF_ERROR(stream_.Connect(host_, port_, options_.connect_timeout));
     beast::error_code ignored;
-    stream_.socket().set_option(tcp::no_delay(true), ignored);
+    stream_.tcp().socket().set_option(tcp::no_delay(true), ignored);
     connected_ = true;
     ++connections_opened_;
     buffer_.clear();
@@ -110,8 +109,10 @@ class HttpClient::Impl {
   absl::StatusOr<ClientResponse> RoundTrip(http::request<http::string_body>& request,
                                            bool& got_response_bytes) {
     beast::error_code ec;
-    stream_.expires_after(ToChrono(options_.request_timeout));
-    http::async_write(stream_, request, [&](beast::error_code e, size_t) { ec = e; });
+    stream_.tcp().expires_after(ToChrono(options_.request_timeout));
+    stream_.Visit([&](auto& stream) {
+      http::async_write(stream, request, [&](beast::error_code e, size_t) { ec = e; });
+    });
     RunToCompletion();
     const beast::error_code write_error = ec;
     if (write_error && IsTimeout(write_error)) {
@@ -122,12 +123,14 @@ class HttpClient::Impl {
     http::response_parser<http::string_body> parser;
     parser.body_limit(options_.max_response_bytes);
     if (request.method() == http::verb::head) parser.skip(true);
-    http::async_read(stream_, buffer_, parser, [&](beast::error_code e, size_t) { ec = e; });
+    stream_.Visit([&](auto& stream) {
+      http::async_read(stream, buffer_, parser, [&](beast::error_code e, size_t) { ec = e; });
+    });
     RunToCompletion();
     got_response_bytes = parser.got_some();
     if (ec && write_error) return TransportError("cannot send request to", write_error);
     if (ec) return TransportError("no response from", ec);
-    stream_.expires_never();
+    stream_.tcp().expires_never();
 
     http::response<http::string_body> raw = parser.release();
     ClientResponse response;
@@ -145,7 +148,7 @@ class HttpClient::Impl {
   const uint16_t port_;
   const ClientOptions options_;
   net::io_context ioc_;
-  beast::tcp_stream stream_;
+  ClientStream stream_;
   beast::flat_buffer buffer_;
   bool connected_ = false;
   int connections_opened_ = 0;

@@ -36,6 +36,18 @@ namespace keel::client {
 // Header fields in order; names as given (requests) or lower-case (responses).
 using Headers = std::vector<std::pair<std::string, std::string>>;
 
+// TLS to a daemon serving `--tls-cert` (an `https://` server address).
+// The server's certificate must chain to `ca_file` (or, when empty, to the
+// system's trusted CAs) and name the host connected to (DNS name or IP
+// address). A daemon that asks for client certificates gets `cert_file`
+// and `key_file`.
+struct ClientTls {
+  bool enabled = false;
+  std::string ca_file;
+  std::string cert_file;
+  std::string key_file;
+};
+
 struct ClientOptions {
   absl::Duration connect_timeout = absl::Seconds(5);  // Resolve + TCP connect.
   absl::Duration request_timeout = absl::Seconds(60);  // Write request + read response.
@@ -43,6 +55,7 @@ struct ClientOptions {
   // Sent as `Authorization: Bearer <token>` when not empty (a daemon with
   // --auth-tokens); a request's own Authorization header wins.
   std::string token = {};
+  ClientTls tls = {};
 };
 
 struct ClientResponse {
@@ -90,10 +103,11 @@ class HttpClient {
 };
 
 // A server address: "HOST:PORT", "[v6 address]:PORT", optionally prefixed by
-// "http://" and followed by "/".
+// "http://" or "https://" (TLS) and followed by "/".
 struct ServerAddress {
   std::string host;
   uint16_t port = 0;
+  bool tls = false;  // "https://".
 };
 absl::StatusOr<ServerAddress> ParseServerAddress(absl::string_view text);
 

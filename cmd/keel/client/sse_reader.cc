@@ -13,6 +13,7 @@
 #include "absl/strings/ascii.h"
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
+#include "keel/cmd/keel/client/client_stream.h"
 #include "keel/cmd/keel/client/errors.h"
 #include "keel/cmd/keel/client/transport.h"
 #include "keel/core/errors.h"
@@ -41,13 +42,16 @@ std::string SseTarget(const SseOptions& options) {
 
 class SseReader::Impl {
  public:
-  Impl(std::string host, uint16_t port) : host_(std::move(host)), port_(port), stream_(ioc_) {
+  Impl(std::string host, uint16_t port, ClientTls tls)
+      : host_(std::move(host)), port_(port), stream_(ioc_, std::move(tls)) {
     parser_.body_limit(std::numeric_limits<std::uint64_t>::max());
   }
 
   absl::Status Open(const SseOptions& options) {
     // The connect deadline also bounds the request and the response head.
-    KEEL_RETURN_IF_ERROR(ConnectStream(ioc_, stream_, host_, port_, options.connect_timeout));
+    const absl::Time deadline = absl::Now() + options.connect_timeout;
+    KEEL_RETURN_IF_ERROR(stream_.Connect(host_, port_, options.connect_timeout));
+    stream_.tcp().expires_after(ToChrono(deadline - absl::Now()));
     beast::error_code ec;
 
     http::request<http::empty_body> request(http::verb::get, SseTarget(options), 11);
@@ -58,11 +62,15 @@ class SseReader::Impl {
     if (!options.last_event_id.empty()) request.set("Last-Event-ID", options.last_event_id);
     SetToken(request, options.token);
     for (const auto& [name, value] : options.headers) request.set(name, value);
-    http::async_write(stream_, request, [&](beast::error_code e, size_t) { ec = e; });
+    stream_.Visit([&](auto& stream) {
+      http::async_write(stream, request, [&](beast::error_code e, size_t) { ec = e; });
+    });
     RunToCompletion();
     if (ec) return Transport("cannot send request to", ec);
 
-    http::async_read_header(stream_, buffer_, parser_, [&](beast::error_code e, size_t) { ec = e; });
+    stream_.Visit([&](auto& stream) {
+      http::async_read_header(stream, buffer_, parser_, [&](beast::error_code e, size_t) { ec = e; });
+    });
     RunToCompletion();
     if (ec) return Transport("no response from", ec);
 
@@ -74,7 +82,7 @@ class SseReader::Impl {
       return absl::InternalError(absl::StrCat("expected text/event-stream from ", host_, ":",
                                               port_, ", got '", content_type, "'"));
     }
-    stream_.expires_never();
+    stream_.tcp().expires_never();
     return absl::OkStatus();
   }
 
@@ -101,9 +109,7 @@ class SseReader::Impl {
     if (!end_.ok() && closed_) return;
     closed_ = true;
     if (end_.ok()) end_ = absl::CancelledError("the SSE reader was closed");
-    beast::error_code ignored;
-    stream_.socket().shutdown(tcp::socket::shutdown_both, ignored);
-    stream_.close();
+    stream_.Close();
   }
 
   const std::string& last_event_id() const { return last_event_id_; }
@@ -132,7 +138,9 @@ class SseReader::Impl {
     while (!parser_.is_done() && response.body.size() < kMaxErrorBody) {
       parser_.get().body().data = chunk;
       parser_.get().body().size = sizeof(chunk);
-      http::async_read_some(stream_, buffer_, parser_, [&](beast::error_code e, size_t) { ec = e; });
+      stream_.Visit([&](auto& stream) {
+        http::async_read_some(stream, buffer_, parser_, [&](beast::error_code e, size_t) { ec = e; });
+      });
       RunToCompletion();
       response.body.append(chunk, sizeof(chunk) - parser_.get().body().size);
       if (ec == http::error::need_buffer) ec = {};
@@ -146,12 +154,16 @@ class SseReader::Impl {
     read_pending_ = true;
     parser_.get().body().data = chunk_;
     parser_.get().body().size = sizeof(chunk_);
-    http::async_read_some(stream_, buffer_, parser_, [this](beast::error_code ec, size_t) {
+    stream_.Visit([this](auto& stream) { ReadSome(stream); });
+  }
+
+  template <typename Stream>
+  void ReadSome(Stream& stream) {
+    http::async_read_some(stream, buffer_, parser_, [this](beast::error_code ec, size_t) {
       read_pending_ = false;
       parser_sse_.Feed(absl::string_view(chunk_, sizeof(chunk_) - parser_.get().body().size));
       if (ec == http::error::need_buffer) ec = {};
-      if (ec == http::error::end_of_stream || ec == net::error::eof ||
-          (!ec && parser_.is_done())) {
+      if (IsEndOfStream(ec) || (!ec && parser_.is_done())) {
         end_ = Unavailable(absl::StrCat("the server at ", host_, ":", port_,
                                         " ended the SSE stream"));
       } else if (ec) {
@@ -163,7 +175,7 @@ class SseReader::Impl {
   const std::string host_;
   const uint16_t port_;
   net::io_context ioc_;
-  beast::tcp_stream stream_;
+  ClientStream stream_;
   beast::flat_buffer buffer_;
   http::response_parser<http::buffer_body> parser_;
   SseParser parser_sse_;
@@ -177,7 +189,7 @@ class SseReader::Impl {
 
 absl::StatusOr<std::unique_ptr<SseReader>> SseReader::Open(const std::string& host, uint16_t port,
                                                            const SseOptions& options) {
-  auto impl = std::make_unique<Impl>(host, port);
+  auto impl = std::make_unique<Impl>(host, port, options.tls);
   if (absl::Status opened = impl->Open(options); !opened.ok()) return opened;
   return std::unique_ptr<SseReader>(new SseReader(std::move(impl)));
 }

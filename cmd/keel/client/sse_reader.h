@@ -48,6 +48,7 @@ struct SseOptions {
   absl::Duration connect_timeout = absl::Seconds(5);  // Connect + response head.
   Headers headers;     // Extra request headers.
   std::string token;   // As ClientOptions::token.
+  ClientTls tls;       // As ClientOptions::tls.
 };
 
 class SseReader {

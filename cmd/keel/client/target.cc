@@ -13,10 +13,11 @@ namespace keel::client {
 
 absl::StatusOr<ServerAddress> ParseServerAddress(absl::string_view text) {
   absl::string_view rest = text;
-  absl::ConsumePrefix(&rest, "http://");
+  ServerAddress address;
+  address.tls = absl::ConsumePrefix(&rest, "https://");
+  if (!address.tls) absl::ConsumePrefix(&rest, "http://");
   absl::ConsumeSuffix(&rest, "/");
   const size_t colon = rest.rfind(':');
-  ServerAddress address;
   uint32_t port = 0;
   if (colon == absl::string_view::npos || colon == 0 ||
       !absl::SimpleAtoi(rest.substr(colon + 1), &port) || port == 0 || port > 65535) {

@@ -76,17 +76,21 @@ constexpr size_t kLingerReadBytes = 64 * 1024;
 
 class HttpSession : public std::enable_shared_from_this<HttpSession> {
  public:
-  HttpSession(HttpSocket socket, std::shared_ptr<ServerState> state, PublishCoalescer& publishes)
+  HttpSession(HttpSocket socket, std::shared_ptr<ServerState> state, PublishCoalescer& publishes,
+              std::string client)
       : socket_(std::move(socket)),
         idle_timer_(socket_.get_executor()),
         state_(std::move(state)),
         publishes_(publishes),
         idle_timeout_(std::min<Clock::duration>(
-            absl::ToChronoNanoseconds(state_->options.idle_timeout), kLongestIdleTimeout)) {}
+            absl::ToChronoNanoseconds(state_->options.idle_timeout), kLongestIdleTimeout)),
+        client_(std::move(client)) {}
 
   void Run() {
     net::dispatch(socket_.get_executor(), [self = shared_from_this()] {
-      if (self->state_->gate.limits_rate()) self->client_ = self->ClientAddress();
+      if (self->state_->gate.needs_client() && self->client_.empty()) {
+        self->client_ = self->ClientAddress();
+      }
       self->ArmDeadline();
       self->WaitIdle(self->deadline_);
       self->StartRequest();
@@ -153,7 +157,7 @@ class HttpSession : public std::enable_shared_from_this<HttpSession> {
       state_->api.metrics().CountError(refusal->code);
       return DoWrite(std::move(refusal->response), false);  // The connection stays open.
     }
-    if (route.route != nullptr && route.route->streamed()) return StartSse(route.params);
+    if (route.route != nullptr && route.route->streamed()) return AdmitSse(route.params);
     Dispatch(route);
   }
 
@@ -207,23 +211,34 @@ class HttpSession : public std::enable_shared_from_this<HttpSession> {
     });
   }
 
+  // A stream holds its slot (RequestGate::AdmitStream) while it is open.
+  void AdmitSse(const RouteParams& params) {
+    std::unique_ptr<ConnectionSlot> slot;
+    if (std::optional<RequestGate::Refusal> refusal = state_->gate.AdmitStream(request_, &slot)) {
+      state_->api.metrics().CountError(refusal->code);
+      return DoWrite(std::move(refusal->response), false);
+    }
+    StartSse(params, std::shared_ptr<ConnectionSlot>(std::move(slot)));
+  }
+
   // Resolving the start (`after_time` searches the stream) and subscribing
   // (it reads the stream's bounds) read the store, so both run on the
   // blocking pool like any other store read.
-  void StartSse(const RouteParams& params) {
-    net::post(state_->blocking, [self = shared_from_this(), params] {
+  void StartSse(const RouteParams& params, std::shared_ptr<ConnectionSlot> slot) {
+    net::post(state_->blocking, [self = shared_from_this(), params, slot = std::move(slot)] {
       absl::StatusOr<Api::SseStart> start = self->state_->api.SubscribeSse(self->request_, params);
-      net::post(self->socket_.get_executor(), [self, start = std::move(start)]() mutable {
-        self->OnSubscribed(std::move(start));
+      net::post(self->socket_.get_executor(), [self, start = std::move(start), slot]() mutable {
+        self->OnSubscribed(std::move(start), std::move(slot));
       });
     });
   }
 
-  void OnSubscribed(absl::StatusOr<Api::SseStart> start) {
+  void OnSubscribed(absl::StatusOr<Api::SseStart> start, std::shared_ptr<ConnectionSlot> slot) {
     if (!start.ok()) return RejectSse(start.status());
     LogRequest(200);
     StopIdleTimer();
-    StartSseSession(socket_, std::move(start->subscription), std::move(start->options), state_);
+    StartSseSession(socket_, std::move(start->subscription), std::move(start->options), state_,
+                    std::move(slot));
   }
 
   void RejectSse(const absl::Status& status) {
@@ -361,6 +376,7 @@ class HttpSession : public std::enable_shared_from_this<HttpSession> {
   std::shared_ptr<ServerState> state_;
   PublishCoalescer& publishes_;
   const Clock::duration idle_timeout_;
+  std::string client_;  // The peer's address, when a rate limit needs it.
   Clock::time_point deadline_ = Clock::time_point::max();  // Of the socket operation pending.
   bool open_ = true;  // Until closed or handed to an SSE session.
   bool keep_alive_ = true;
@@ -368,15 +384,16 @@ class HttpSession : public std::enable_shared_from_this<HttpSession> {
   size_t lingered_bytes_ = 0;  // Discarded by the lingering close.
   absl::Time started_;
   std::string request_line_;  // "METHOD target", for the request log.
-  std::string client_;        // The peer's address, when a rate limit needs it.
   HttpRequest request_;       // The one being answered (reused: RequestParser).
 };
 
 }  // namespace
 
 void StartHttpSession(HttpSocket socket, std::shared_ptr<ServerState> state,
-                      PublishCoalescer& publishes) {
-  std::make_shared<HttpSession>(std::move(socket), std::move(state), publishes)->Run();
+                      PublishCoalescer& publishes, std::string client) {
+  std::make_shared<HttpSession>(std::move(socket), std::move(state), publishes,
+                                std::move(client))
+      ->Run();
 }
 
 }  // namespace keel::server

@@ -52,6 +52,7 @@ void HttpRequest::Clear() {
   headers.Clear();
   ClearKeeping(body, kKeptBodyBytes);
   grant.reset();
+  limit_key.clear();
 }
 
 }  // namespace keel::server

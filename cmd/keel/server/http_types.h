@@ -56,6 +56,10 @@ struct HttpRequest {
   // admitted it; null when the daemon checks no credentials. Handlers
   // narrow what they serve to it (a tenant, the streams of a list).
   std::shared_ptr<const Grant> grant;
+  // Whom the per-token limits count the request under, set by the
+  // RequestGate when such a limit is set: its bearer token, or on a daemon
+  // that checks no credentials, the client's address.
+  std::string limit_key;
 
   // Views into this request ("" when absent): looking up and reading a
   // header or parameter copies nothing.

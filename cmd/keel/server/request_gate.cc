@@ -21,6 +21,10 @@ constexpr absl::string_view kBearer = "Bearer ";
 // A Retry-After past this many seconds is sent as this (a rate this low is
 // refused by ValidateServerOptions anyway).
 constexpr double kLongestRetryAfterSeconds = 1e9;
+// Retry-After of an SSE stream refused for too many open ones: when one
+// closes is unknown, and a reconnecting reader should neither hammer the
+// daemon nor wait long.
+constexpr int kStreamRetryAfterSeconds = 2;
 
 // What `request` needs of a token: see the class comment.
 Scope NeededScope(const HttpRequest& request, const RouteMatch& route) {
@@ -82,34 +86,80 @@ RequestGate::Refusal Unauthenticated(absl::string_view message, absl::string_vie
 
 }  // namespace
 
+// A limiter of `per_second` with `burst` (0: one second's worth), or null
+// for a rate of 0.
+std::unique_ptr<RateLimiter> MakeLimiter(double per_second, double burst) {
+  if (per_second <= 0) return nullptr;
+  return std::make_unique<RateLimiter>(per_second,
+                                       burst > 0 ? burst : std::max(1.0, std::ceil(per_second)));
+}
+
+// 429 with the wait until the next request would pass.
+RequestGate::Refusal OverRate(absl::string_view what, double per_second, absl::Duration wait) {
+  const int64_t seconds = static_cast<int64_t>(
+      std::min(std::ceil(absl::ToDoubleSeconds(wait)), kLongestRetryAfterSeconds));
+  return Refuse(
+      429, "rate_limited",
+      absl::StrFormat("more than %g %s per second; retry in %d s", per_second, what, seconds),
+      "Retry-After", absl::StrCat(seconds));
+}
+
 RequestGate::RequestGate(std::shared_ptr<const Authenticator> authenticator, double per_second,
-                         double burst)
+                         double burst, TokenLimits token_limits)
     : authenticator_(std::move(authenticator)),
-      limiter_(per_second > 0
-                   ? std::make_unique<RateLimiter>(
-                         per_second, burst > 0 ? burst : std::max(1.0, std::ceil(per_second)))
-                   : nullptr) {}
+      limiter_(MakeLimiter(per_second, burst)),
+      publish_limiter_(MakeLimiter(token_limits.publish_rate, token_limits.publish_burst)),
+      streams_(token_limits.sse_streams_total, token_limits.sse_streams) {}
 
 std::optional<RequestGate::Refusal> RequestGate::Check(HttpRequest& request,
                                                        const RouteMatch& route,
                                                        absl::string_view client,
                                                        RateLimiter::Clock::time_point now) {
-  if (authenticator_ == nullptr && limiter_ == nullptr) return std::nullopt;
+  if (authenticator_ == nullptr && limiter_ == nullptr && !limits_tokens()) return std::nullopt;
   const Scope needed = NeededScope(request, route);
   if (needed == Scope::kNone) return std::nullopt;
   if (limiter_ != nullptr) {
     if (std::optional<absl::Duration> wait = limiter_->Admit(client, now)) {
-      const int64_t seconds = static_cast<int64_t>(
-          std::min(std::ceil(absl::ToDoubleSeconds(*wait)), kLongestRetryAfterSeconds));
-      return Refuse(
-          429, "rate_limited",
-          absl::StrFormat("more than %g requests per second from this client; retry in %d s",
-                          limiter_->per_second(), seconds),
-          "Retry-After", absl::StrCat(seconds));
+      return OverRate("requests from this client", limiter_->per_second(), *wait);
     }
   }
-  if (authenticator_ == nullptr || request.method == "OPTIONS") return std::nullopt;
-  return CheckToken(request, route);
+  if (request.method == "OPTIONS") return std::nullopt;
+  if (authenticator_ != nullptr) {
+    if (std::optional<Refusal> refused = CheckToken(request, route)) return refused;
+  }
+  return CheckPublishRate(request, route, client, now);
+}
+
+std::optional<RequestGate::Refusal> RequestGate::CheckPublishRate(
+    HttpRequest& request, const RouteMatch& route, absl::string_view client,
+    RateLimiter::Clock::time_point now) {
+  if (!limits_tokens()) return std::nullopt;
+  if (authenticator_ == nullptr) request.limit_key = std::string(client);
+  if (publish_limiter_ == nullptr || route.route == nullptr ||
+      route.route->scope != Scope::kPublish) {
+    return std::nullopt;
+  }
+  if (std::optional<absl::Duration> wait = publish_limiter_->Admit(request.limit_key, now)) {
+    return OverRate(
+        authenticator_ != nullptr ? "publishes with this token" : "publishes from this client",
+        publish_limiter_->per_second(), *wait);
+  }
+  return std::nullopt;
+}
+
+std::optional<RequestGate::Refusal> RequestGate::AdmitStream(
+    const HttpRequest& request, std::unique_ptr<ConnectionSlot>* slot) {
+  if (!streams_.limits()) return std::nullopt;
+  ConnectionSlots::Full full;
+  *slot = streams_.Acquire(request.limit_key, &full);
+  if (full == ConnectionSlots::Full::kNone) return std::nullopt;
+  const bool total = full == ConnectionSlots::Full::kTotal;
+  return Refuse(
+      total ? 503 : 429, "too_many_connections",
+      total ? absl::StrCat("the daemon serves at most ", streams_.total_limit(),
+                           " SSE streams at once")
+            : absl::StrCat("at most ", streams_.per_key_limit(), " SSE streams at once per token"),
+      "Retry-After", absl::StrCat(kStreamRetryAfterSeconds));
 }
 
 // RFC 6750: a request without a Bearer token (none, or credentials of
@@ -142,6 +192,7 @@ std::optional<RequestGate::Refusal> RequestGate::CheckToken(HttpRequest& request
     return Forbidden(*missing);
   }
   request.grant = *std::move(grant);
+  if (limits_tokens()) request.limit_key = std::string(token);
   return std::nullopt;
 }
 

@@ -21,6 +21,11 @@
 //   Bearer` challenge (RFC 6750).
 // - Over the rate: 429 `rate_limited` with `Retry-After` (whole seconds,
 //   rounded up).
+// - Per token (TokenLimits; a daemon without credentials counts each client
+//   address as a token): publishes over the token's rate get 429
+//   `rate_limited`; an SSE stream past the token's open streams 429
+//   `too_many_connections`, past the daemon's 503 `too_many_connections`,
+//   both with `Retry-After` (AdmitStream).
 //
 // A gate with neither tokens nor a rate passes everything and costs one
 // branch per request.
@@ -34,21 +39,34 @@
 
 #include "absl/strings/string_view.h"
 #include "keel/cmd/keel/server/authenticator.h"
+#include "keel/cmd/keel/server/connection_slots.h"
 #include "keel/cmd/keel/server/http_types.h"
 #include "keel/cmd/keel/server/rate_limiter.h"
 #include "keel/cmd/keel/server/route_table.h"
 
 namespace keel::server {
 
+// Limits per token; 0 for none.
+struct TokenLimits {
+  double publish_rate = 0;       // Publish requests per second, on average.
+  double publish_burst = 0;      // At once; 0 takes one second's worth, at least 1.
+  size_t sse_streams = 0;        // Open SSE streams of one token.
+  size_t sse_streams_total = 0;  // Open SSE streams of the daemon.
+};
+
 class RequestGate {
  public:
   // No token check without `authenticator`; no rate limit when
   // `per_second` is 0. A `burst` of 0 takes one second's worth, at least 1
   // request.
-  RequestGate(std::shared_ptr<const Authenticator> authenticator, double per_second, double burst);
+  RequestGate(std::shared_ptr<const Authenticator> authenticator, double per_second, double burst,
+              TokenLimits token_limits = {});
 
-  // Whether Check needs the client's address (a rate limit is set).
-  bool limits_rate() const { return limiter_ != nullptr; }
+  // Whether Check needs the client's address (a limit counts it).
+  bool needs_client() const {
+    return limiter_ != nullptr || (authenticator_ == nullptr &&
+                                   (publish_limiter_ != nullptr || streams_.per_key_limit() > 0));
+  }
 
   struct Refusal {
     HttpResponse response;
@@ -64,8 +82,14 @@ class RequestGate {
   std::optional<Refusal> Check(HttpRequest& request, const RouteMatch& route,
                                absl::string_view client) {
     return Check(request, route, client,
-                 limiter_ ? RateLimiter::Clock::now() : RateLimiter::Clock::time_point());
+                 limiter_ || publish_limiter_ ? RateLimiter::Clock::now()
+                                              : RateLimiter::Clock::time_point());
   }
+
+  // An SSE stream of `request` (admitted by Check) may open: its slot,
+  // held while the stream is open, in `*slot`. Else the refusal.
+  std::optional<Refusal> AdmitStream(const HttpRequest& request,
+                                     std::unique_ptr<ConnectionSlot>* slot);
 
   // `request_line` ("METHOD target") as the request log may show it: a
   // daemon with tokens logs no query, which may carry one (`access_token`,
@@ -74,9 +98,15 @@ class RequestGate {
 
  private:
   std::optional<Refusal> CheckToken(HttpRequest& request, const RouteMatch& route) const;
+  std::optional<Refusal> CheckPublishRate(HttpRequest& request, const RouteMatch& route,
+                                          absl::string_view client,
+                                          RateLimiter::Clock::time_point now);
+  bool limits_tokens() const { return publish_limiter_ != nullptr || streams_.per_key_limit() > 0; }
 
   const std::shared_ptr<const Authenticator> authenticator_;
   const std::unique_ptr<RateLimiter> limiter_;
+  const std::unique_ptr<RateLimiter> publish_limiter_;  // Per token.
+  ConnectionSlots streams_;
 };
 
 }  // namespace keel::server

@@ -13,8 +13,10 @@
 
 #include "absl/strings/str_cat.h"
 #include "keel/cmd/keel/server/server_state.h"
+#include "keel/cmd/keel/server/server_tls.h"
 #include "keel/cmd/keel/server/sessions.h"
 #include "keel/cmd/keel/server/sse_threads.h"
+#include "keel/cmd/keel/server/tls_session.h"
 #include "keel/cmd/keel/server/trimmer.h"
 #include "keel/core/errors.h"
 #include "keel/core/status_macros.h"
@@ -116,7 +118,11 @@ class Server::Impl {
         // For the sessions' direct writes (SendNow); without it, the
         // connection is dropped.
         socket.non_blocking(true, ec);
-        if (!ec) StartHttpSession(std::move(socket), state_, io.publishes);
+        if (!ec && state_->options.tls != nullptr) {
+          StartTlsSession(std::move(socket), state_->options.tls->Current(), state_, io.publishes);
+        } else if (!ec) {
+          StartHttpSession(std::move(socket), state_, io.publishes);
+        }
       }
       DoAccept();
     });
@@ -190,6 +196,17 @@ absl::Status ValidateServerOptions(const ServerOptions& options) {
   }
   if (!(options.rate_burst == 0 || options.rate_burst >= 1) || !std::isfinite(options.rate_burst)) {
     return InvalidArgument("the rate burst must be at least 1 request (or 0 for one second's worth)");
+  }
+  const TokenLimits& limits = options.token_limits;
+  if (!(limits.publish_rate == 0 || limits.publish_rate >= ServerOptions::kLeastRateLimit) ||
+      !std::isfinite(limits.publish_rate)) {
+    return InvalidArgument(absl::StrCat("the publish rate per token must be 0 (none) or at least ",
+                                        ServerOptions::kLeastRateLimit, " per second"));
+  }
+  if (!(limits.publish_burst == 0 || limits.publish_burst >= 1) ||
+      !std::isfinite(limits.publish_burst)) {
+    return InvalidArgument(
+        "the publish burst per token must be at least 1 (or 0 for one second's worth)");
   }
   return absl::OkStatus();
 }

@@ -31,6 +31,7 @@
 #include "absl/status/status.h"
 #include "absl/time/time.h"
 #include "keel/cmd/keel/server/api.h"
+#include "keel/cmd/keel/server/request_gate.h"
 #include "keel/core/logger.h"
 
 namespace keel::server {
@@ -43,6 +44,7 @@ namespace keel::server {
 int DefaultSseThreads();
 
 class Authenticator;
+class ServerTls;
 
 struct ServerOptions {
   std::string host = "127.0.0.1";
@@ -83,11 +85,18 @@ struct ServerOptions {
   // tokens, JWTs; null serves requests without one. Not const: its owner
   // may Reload it while the server runs.
   std::shared_ptr<Authenticator> authenticator;
+  // Serves TLS instead of plain HTTP when set (tls_session.h); its owner
+  // may Reload it while the server runs.
+  std::shared_ptr<ServerTls> tls;
   // Requests per second a client (by address) may send on average; 0 for no
   // limit. `rate_burst` is how many it may send at once; 0 takes one
   // second's worth (at least 1).
   double rate_limit = 0;
   double rate_burst = 0;
+  // Per token (per client address when no credentials are checked): publish
+  // requests per second and at once, open SSE streams; and open SSE
+  // streams in all. 0 for no limit (RequestGate).
+  TokenLimits token_limits;
   // The least rate_limit other than 0: one request per ~12 days.
   static constexpr double kLeastRateLimit = 1e-6;
   absl::Duration trim_interval = absl::Seconds(1);  // How often to look for retention work.

@@ -24,7 +24,8 @@ struct ServerState {
         api(api),
         logger(std::move(logger)),
         blocking(this->options.blocking_threads),
-        gate(this->options.authenticator, this->options.rate_limit, this->options.rate_burst) {}
+        gate(this->options.authenticator, this->options.rate_limit, this->options.rate_burst,
+             this->options.token_limits) {}
 
   // Tells servers (and so buses) apart in per-thread caches; never 0.
   const uint64_t id;

@@ -5,10 +5,12 @@
 #define KEEL_CMD_KEEL_SERVER_SESSIONS_H_
 
 #include <memory>
+#include <string>
 
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/ip/tcp.hpp>
 
+#include "keel/cmd/keel/server/connection_slots.h"
 #include "keel/cmd/keel/server/publish_coalescer.h"
 #include "keel/cmd/keel/server/server_state.h"
 #include "keel/core/subscription.h"
@@ -22,15 +24,19 @@ using HttpSocket =
     boost::asio::basic_stream_socket<boost::asio::ip::tcp, boost::asio::io_context::executor_type>;
 
 // `publishes` joins the publishes of the I/O thread that runs the session.
+// `client` is the peer as the rate limit counts it (RateLimitKey); empty
+// takes the socket's peer address.
 void StartHttpSession(HttpSocket socket, std::shared_ptr<ServerState> state,
-                      PublishCoalescer& publishes);
+                      PublishCoalescer& publishes, std::string client = {});
 
 // Takes over the connection of `socket` (leaving it empty), moves it to
 // one of the SSE threads (ServerState::sse) and streams `subscription`,
 // made with `options`, as text/event-stream. A filtered subscription (tenant or type) also gets
-// id-only watermark frames (rfcs/0004-http-api.md).
+// id-only watermark frames (rfcs/0004-http-api.md). The session holds
+// `slot` (null when no limit counts streams) until it ends.
 void StartSseSession(HttpSocket& socket, std::unique_ptr<Subscription> subscription,
-                     SubscribeOptions options, std::shared_ptr<ServerState> state);
+                     SubscribeOptions options, std::shared_ptr<ServerState> state,
+                     std::shared_ptr<ConnectionSlot> slot);
 
 }  // namespace keel::server
 

@@ -69,13 +69,14 @@ class SseSession : public std::enable_shared_from_this<SseSession>, public SseMe
  public:
   SseSession(net::ip::tcp::socket socket, std::unique_ptr<Subscription> subscription,
              SubscribeOptions options, SseThreads::Thread& thread,
-             std::shared_ptr<ServerState> state)
+             std::shared_ptr<ServerState> state, std::shared_ptr<ConnectionSlot> slot)
       : socket_(std::move(socket)),
         subscription_(std::move(subscription)),
         options_(std::move(options)),
         filtered_(!options_.filter.empty()),
         thread_(thread),
         state_(std::move(state)),
+        slot_(std::move(slot)),
         epoch_(EpochOf(state_->api.bus())),
         keepalive_(socket_.get_executor()),
         flush_timer_(socket_.get_executor()) {
@@ -448,6 +449,7 @@ class SseSession : public std::enable_shared_from_this<SseSession>, public SseMe
   uint64_t position_ = 0;                  // Last sequence handed to the socket (member).
   uint64_t last_id_ = 0;                   // The newest id written or batched (PollBatch only).
   std::shared_ptr<ServerState> state_;
+  const std::shared_ptr<ConnectionSlot> slot_;  // Given back when the stream ends.
   const uint64_t epoch_;
   net::steady_timer keepalive_;
   net::steady_timer flush_timer_;
@@ -472,7 +474,8 @@ class SseSession : public std::enable_shared_from_this<SseSession>, public SseMe
 // Moves the connection from the request/response threads to the SSE
 // threads: nothing is pending on it between the request and the response.
 void StartSseSession(HttpSocket& from, std::unique_ptr<Subscription> subscription,
-                     SubscribeOptions options, std::shared_ptr<ServerState> state) {
+                     SubscribeOptions options, std::shared_ptr<ServerState> state,
+                     std::shared_ptr<ConnectionSlot> slot) {
   beast::error_code ec;
   const net::ip::tcp protocol = from.local_endpoint(ec).protocol();
   if (ec) return;  // The client already went away.
@@ -482,7 +485,8 @@ void StartSseSession(HttpSocket& from, std::unique_ptr<Subscription> subscriptio
   socket.non_blocking(true, ec);  // For WriteShared's direct send.
   if (ec) return;
   auto session = std::make_shared<SseSession>(std::move(socket), std::move(subscription),
-                                              std::move(options), thread, std::move(state));
+                                              std::move(options), thread, std::move(state),
+                                              std::move(slot));
   net::dispatch(session->executor(), [session] { session->Start(); });
 }
 

@@ -305,7 +305,7 @@ TEST(RequestGateTest, WithoutABurstAClientMaySendOneSecondsWorthAtOnce) {
 
 TEST(RequestGateTest, AnOpenGateServesEverything) {
   RequestGate gate(nullptr, 0, 0);
-  EXPECT_FALSE(gate.limits_rate());
+  EXPECT_FALSE(gate.needs_client());
   for (int i = 0; i < 100; ++i) {
     EXPECT_EQ(Check(gate, Request("POST", "/v1/streams/s/events"), ""), std::nullopt);
   }
@@ -323,6 +323,69 @@ TEST(RequestGateTest, ADaemonWithTokensLogsNoQuery) {
   const RequestGate open(nullptr, 0, 0);
   EXPECT_EQ(open.Loggable("GET /v1/streams/s/events?after=earliest&limit=5"),
             "GET /v1/streams/s/events?after=earliest&limit=5");
+}
+
+// Two writer tokens share nothing: each has its own publish rate, and reads
+// do not count against it.
+TEST(TokenLimitsTest, EachTokenHasItsOwnPublishRate) {
+  constexpr char kOtherWriter[] = "other-writer-token-0123";
+  RequestGate gate(TokensOf(absl::StrCat("write ", kWriteToken, "\nwrite ", kOtherWriter)), 0, 0,
+                   TokenLimits{.publish_rate = 0.5, .publish_burst = 1});
+  auto publish = [&](absl::string_view token) {
+    return Check(gate, Request("POST", "/v1/streams/s/events", {{"Authorization", Bearer(token)}}),
+                 "same-address");
+  };
+  EXPECT_EQ(publish(kWriteToken), std::nullopt);
+  std::optional<RequestGate::Refusal> refused = publish(kWriteToken);
+  ASSERT_TRUE(refused.has_value());
+  EXPECT_EQ(refused->response.status, 429);
+  EXPECT_EQ(refused->code, "rate_limited");
+  EXPECT_THAT(refused->response.body, HasSubstr("publishes with this token"));
+  EXPECT_EQ(publish(kOtherWriter), std::nullopt);
+  EXPECT_EQ(Check(gate, Request("GET", "/v1/streams/s/events", {{"Authorization",
+                                                                 Bearer(kWriteToken)}}),
+                  "same-address"),
+            std::nullopt);
+}
+
+// Without credentials, each client address counts as a token.
+TEST(TokenLimitsTest, WithoutCredentialsTheClientAddressIsTheToken) {
+  RequestGate gate(nullptr, 0, 0, TokenLimits{.publish_rate = 0.5, .publish_burst = 1});
+  EXPECT_TRUE(gate.needs_client());
+  EXPECT_EQ(Check(gate, Request("POST", "/v1/streams/s/events"), "10.0.0.1"), std::nullopt);
+  EXPECT_EQ(Check(gate, Request("POST", "/v1/streams/s/events"), "10.0.0.1")->code,
+            "rate_limited");
+  EXPECT_EQ(Check(gate, Request("POST", "/v1/streams/s/events"), "10.0.0.2"), std::nullopt);
+}
+
+// Open SSE streams: a token past its own limit gets 429, the daemon past
+// its total 503, both with Retry-After; a closed stream frees its slot.
+TEST(TokenLimitsTest, SseStreamsAreCountedPerTokenAndInAll) {
+  constexpr char kOtherReader[] = "other-reader-token-0123";
+  RequestGate gate(TokensOf(absl::StrCat("read ", kReadToken, "\nread ", kOtherReader)), 0, 0,
+                   TokenLimits{.sse_streams = 1, .sse_streams_total = 2});
+  auto open = [&](absl::string_view token, std::unique_ptr<ConnectionSlot>* slot) {
+    HttpRequest request =
+        Request("GET", "/v1/streams/s/sse", {{"Authorization", Bearer(token)}});
+    // Check tells the request's token to AdmitStream.
+    EXPECT_EQ(gate.Check(request, Api::Resolve(request), "c", kStart), std::nullopt);
+    return gate.AdmitStream(request, slot);
+  };
+  std::unique_ptr<ConnectionSlot> first, second, third;
+  EXPECT_EQ(open(kReadToken, &first), std::nullopt);
+  std::optional<RequestGate::Refusal> per_token = open(kReadToken, &second);
+  ASSERT_TRUE(per_token.has_value());
+  EXPECT_EQ(per_token->response.status, 429);
+  EXPECT_EQ(per_token->code, "too_many_connections");
+  EXPECT_THAT(per_token->response.headers,
+              ::testing::Contains(std::make_pair(std::string("Retry-After"), std::string("2"))));
+  EXPECT_EQ(open(kOtherReader, &second), std::nullopt);
+  std::unique_ptr<ConnectionSlot> spare;
+  RequestGate::Refusal in_all = *open(kOtherReader, &spare);
+  EXPECT_EQ(in_all.response.status, 503);  // The total is reached before the token's own.
+  EXPECT_EQ(in_all.code, "too_many_connections");
+  first.reset();  // The first stream ended.
+  EXPECT_EQ(open(kReadToken, &third), std::nullopt);
 }
 
 TEST(RateLimitKeyTest, IPv6ClientsAreTheirSlash64) {

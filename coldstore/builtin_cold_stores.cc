@@ -1,0 +1,11 @@
+#include "keel/coldstore/builtin_cold_stores.h"
+
+#include "keel/coldstore/cold_store.h"
+
+KEEL_DECLARE_COLD_STORE_HOOK(fs);
+
+namespace keel {
+
+void LinkBuiltinColdStores() { KEEL_FORCE_LINK_COLD_STORE(fs); }
+
+}  // namespace keel

@@ -27,11 +27,12 @@ declare -A ci_runs=(
   [policy_fuzzer]=50000
   [publish_body_fuzzer]=50000
   [stored_entry_fuzzer]=20000
+  [segment_fuzzer]=50000
   [http_request_fuzzer]=2000
   [sse_start_fuzzer]=20000
 )
 all_targets=(cursor_fuzzer policy_fuzzer publish_body_fuzzer stored_entry_fuzzer
-             http_request_fuzzer sse_start_fuzzer)
+             segment_fuzzer http_request_fuzzer sse_start_fuzzer)
 
 runs=""
 seconds=""

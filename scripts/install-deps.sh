@@ -17,6 +17,11 @@ packages=(
   clang-14 libclang-rt-14-dev
 )
 
+# npm installs test-only clients into the build tree (the s3 cold store's
+# tests run the npm package s3rver). A machine whose Node.js comes with its
+# own npm has no Debian npm package: only a missing command asks for one.
+command -v npm >/dev/null || packages+=(nodejs npm)
+
 missing=()
 for p in "${packages[@]}"; do
   if ! dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed"; then

@@ -236,7 +236,8 @@ class DaemonCommand : public Command {
         ("declare", po::value<std::vector<std::string>>()->composing(),
          "declare a stream or topic: 'NAME key=value ...' (keys: max_age, max_bytes, "
          "max_events, max_payload_bytes, dedupe_window, dead_letter.max_age, "
-         "dead_letter.max_bytes, dead_letter.max_events, partitions); repeatable; a "
+         "dead_letter.max_bytes, dead_letter.max_events, hot.max_age, hot.max_bytes, "
+         "hot.max_events, partitions); repeatable; a "
          "declaration that differs from the stored one stops the daemon (resource drift)")
         ("default-policy", po::value<std::string>()->default_value(""),
          "policy of undeclared streams, as 'key=value ...' (default: unbounded retention, "

@@ -33,6 +33,8 @@ std::optional<std::string> TakeFlag(absl::string_view name, int argc, char** arg
 absl::StatusOr<CrashLoopOptions> CrashLoopOptionsFrom(int& argc, char** argv) {
   std::optional<std::string> loops;
   std::optional<std::string> seed;
+  std::optional<std::string> minutes;
+  if (const char* value = std::getenv("KEEL_SOAK_MINUTES")) minutes = value;
   if (const char* value = std::getenv("KEEL_CRASH_LOOPS")) loops = value;
   if (const char* value = std::getenv("KEEL_CRASH_SEED")) seed = value;
   int kept = 1;
@@ -41,6 +43,8 @@ absl::StatusOr<CrashLoopOptions> CrashLoopOptionsFrom(int& argc, char** argv) {
       loops = value;
     } else if (std::optional<std::string> value = TakeFlag("seed", argc, argv, i)) {
       seed = value;
+    } else if (std::optional<std::string> value = TakeFlag("minutes", argc, argv, i)) {
+      minutes = value;
     } else {
       argv[kept++] = argv[i];
     }
@@ -49,6 +53,11 @@ absl::StatusOr<CrashLoopOptions> CrashLoopOptionsFrom(int& argc, char** argv) {
   CrashLoopOptions options;
   if (loops.has_value() && (!absl::SimpleAtoi(*loops, &options.loops) || options.loops < 0)) {
     return absl::InvalidArgumentError(absl::StrCat("--loops takes a count, not '", *loops, "'"));
+  }
+  if (minutes.has_value() &&
+      (!absl::SimpleAtod(*minutes, &options.minutes) || !(options.minutes > 0))) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("--minutes takes a positive number, not '", *minutes, "'"));
   }
   if (seed.has_value() && !absl::SimpleAtoi(*seed, &options.seed)) {
     return absl::InvalidArgumentError(absl::StrCat("--seed takes a number, not '", *seed, "'"));

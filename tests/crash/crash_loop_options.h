@@ -1,10 +1,12 @@
-// The crash loop's run options: how many times the daemon is killed under
-// load, and the seed of every random choice (kill moments, streams, batch
-// sizes, pauses, page sizes), printed so that a failing run can be rerun
-// with the same choices (thread timing still varies).
+// The run options of the crash loop and the soak: how many times the
+// crash loop kills the daemon under load, how long the soak runs, and the
+// seed of every random choice (kill moments, streams, batch sizes, pauses,
+// page sizes), printed so that a failing run can be rerun with the same
+// choices (thread timing still varies).
 //
-//   --loops N  or KEEL_CRASH_LOOPS=N   (default 10)
-//   --seed S   or KEEL_CRASH_SEED=S    (default: a new random seed)
+//   --loops N    or KEEL_CRASH_LOOPS=N    (default 10)
+//   --minutes M  or KEEL_SOAK_MINUTES=M   (default 2)
+//   --seed S     or KEEL_CRASH_SEED=S     (default: a new random seed)
 //
 // A flag wins over the environment.
 #ifndef KEEL_TESTS_CRASH_CRASH_LOOP_OPTIONS_H_
@@ -18,6 +20,7 @@ namespace keel::crash_test {
 
 struct CrashLoopOptions {
   int loops = 10;
+  double minutes = 2;
   uint64_t seed = 0;
 };
 

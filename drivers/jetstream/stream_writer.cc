@@ -224,10 +224,12 @@ absl::StatusOr<AppendResult> StreamWriter::Append(std::vector<Event> events,
   {
     MutexLock lock(&queue_mu_);
     queue_.push_back(&self);
-    queue_mu_.Await([&]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(queue_mu_) {
-      return self.done || (!leading_ && queue_.front() == &self);
-    });
-    if (self.done) return std::move(self.result);
+    if (leading_) {
+      // Each waiter is woken once, by the leader that answered it or
+      // handed it the lead, not by every change of the queue.
+      while (!self.done && !self.lead) self.wake.Wait(&queue_mu_);
+      if (self.done) return std::move(self.result);
+    }
     // Lead: take the publishes queued meanwhile into the same record, as
     // long as they fit one.
     leading_ = true;
@@ -245,8 +247,15 @@ absl::StatusOr<AppendResult> StreamWriter::Append(std::vector<Event> events,
   }
   MutexLock lock(&queue_mu_);
   // The members return as soon as they see `done`: no use of them after.
-  for (QueuedAppend* member : group) member->done = true;
-  leading_ = false;
+  for (QueuedAppend* member : group) {
+    member->done = true;
+    member->wake.Signal();
+  }
+  leading_ = !queue_.empty();
+  if (leading_) {
+    queue_.front()->lead = true;
+    queue_.front()->wake.Signal();
+  }
   return std::move(self.result);
 }
 

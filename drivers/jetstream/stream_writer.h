@@ -103,6 +103,8 @@ class StreamWriter {
     AppendRequest request;
     size_t bytes = 0;
     bool done = false;  // Set by the leader once `result` holds the answer.
+    bool lead = false;  // Set by the leader that hands this one the lead.
+    CondVar wake;       // Signalled when `done` or `lead` is set.
     absl::StatusOr<AppendResult> result = AppendResult{};
     // The leader's planning.
     std::optional<AppendPlan> plan;
@@ -135,7 +137,8 @@ class StreamWriter {
   const std::string subject_;
   WriterEnv& env_;
 
-  // Publishes wait here; the one at the front leads while none does.
+  // Publishes wait here; the one at the front leads while none does, and
+  // a leader that is done hands the lead to the new front.
   Mutex queue_mu_;
   std::deque<QueuedAppend*> queue_ ABSL_GUARDED_BY(queue_mu_);
   bool leading_ ABSL_GUARDED_BY(queue_mu_) = false;

@@ -3,8 +3,6 @@
 #include <nats/nats.h>
 
 #include <algorithm>
-#include <cerrno>
-#include <ctime>
 
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
@@ -20,22 +18,6 @@ std::string LastError(natsStatus status) {
   const char* text = nats_GetLastError(nullptr);
   if (text != nullptr && *text != '\0') return text;
   return natsStatus_GetText(status);
-}
-
-// Waits for `semaphore` for `timeout` (on the monotonic clock, which a
-// clock step does not move); false when it passed.
-bool Acquire(sem_t& semaphore, absl::Duration timeout) {
-  timespec now;
-  clock_gettime(CLOCK_MONOTONIC, &now);
-  const timespec deadline = absl::ToTimespec(absl::DurationFromTimespec(now) + timeout);
-  while (true) {
-    const int result = timeout == absl::InfiniteDuration()
-                           ? sem_wait(&semaphore)
-                           : sem_clockwait(&semaphore, CLOCK_MONOTONIC, &deadline);
-    if (result == 0) return true;
-    if (errno == ETIMEDOUT) return false;
-    // EINTR: wait on.
-  }
 }
 
 }  // namespace
@@ -84,7 +66,7 @@ void RequestMux::Close() {
   for (auto& [id, pending] : waiting) {
     pending->reply.kind = NatsReply::Kind::kClosed;
     pending->reply.problem = "the connection is closed";
-    sem_post(&pending->answered);  // The last use of `pending`.
+    pending->answered.Post();  // The last use of `pending`.
   }
 }
 
@@ -121,7 +103,7 @@ void RequestMux::Answer(uint64_t id, natsMsg* msg) {
     pending_.erase(it);
   }
   pending->reply = std::move(reply);
-  sem_post(&pending->answered);  // The last use of `pending`.
+  pending->answered.Post();  // The last use of `pending`.
 }
 
 NatsReply RequestMux::Request(absl::string_view subject, const NatsHeaders& headers,
@@ -157,7 +139,7 @@ NatsReply RequestMux::Request(absl::string_view subject, const NatsHeaders& head
     reply.problem = LastError(status);
     return reply;
   }
-  if (!Acquire(pending.answered, std::max(timeout, absl::Milliseconds(1)))) {
+  if (!pending.answered.Wait(std::max(timeout, absl::Milliseconds(1)))) {
     MutexLock lock(&mu_);
     if (pending_.erase(id) == 1) {
       reply.kind = NatsReply::Kind::kTimedOut;
@@ -165,7 +147,7 @@ NatsReply RequestMux::Request(absl::string_view subject, const NatsHeaders& head
       return reply;
     }
     // Answered just now: wait for the hand-over to finish.
-    Acquire(pending.answered, absl::InfiniteDuration());
+    pending.answered.Wait();
   }
   return std::move(pending.reply);
 }

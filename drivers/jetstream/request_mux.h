@@ -17,8 +17,6 @@
 #ifndef KEEL_DRIVERS_JETSTREAM_REQUEST_MUX_H_
 #define KEEL_DRIVERS_JETSTREAM_REQUEST_MUX_H_
 
-#include <semaphore.h>
-
 #include <atomic>
 #include <cstdint>
 #include <memory>
@@ -31,6 +29,7 @@
 #include "absl/time/time.h"
 #include "keel/core/mutex.h"
 #include "keel/drivers/jetstream/nats_client.h"
+#include "keel/drivers/jetstream/wake_signal.h"
 
 struct __natsConnection;
 struct __natsSubscription;
@@ -54,14 +53,9 @@ class RequestMux {
 
  private:
   // Owned by the waiting request while in `pending_`, then by whoever took
-  // it out of `pending_` until that one posts `answered`. A POSIX semaphore
-  // because it blocks in the kernel at once (the standard one spins and
-  // yields first, which costs dozens of waiters on two cores dearly) and may
-  // be destroyed as soon as its waiter returns.
+  // it out of `pending_` until that one posts `answered`.
   struct Pending {
-    Pending() { sem_init(&answered, 0, 0); }
-    ~Pending() { sem_destroy(&answered); }
-    sem_t answered;
+    WakeSignal answered;
     NatsReply reply;
   };
 

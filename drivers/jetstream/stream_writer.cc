@@ -222,13 +222,15 @@ absl::StatusOr<AppendResult> StreamWriter::Append(std::vector<Event> events,
   for (const Event& event : self.events) self.bytes += event.ApproximateSize();
   std::vector<QueuedAppend*> group;
   {
-    MutexLock lock(&queue_mu_);
+    queue_mu_.Lock();
     queue_.push_back(&self);
     if (leading_) {
-      // Each waiter is woken once, by the leader that answered it or
-      // handed it the lead, not by every change of the queue.
-      while (!self.done && !self.lead) self.wake.Wait(&queue_mu_);
+      // Woken once, by the leader that answered this publish or handed it
+      // the lead, not by every change of the queue.
+      queue_mu_.Unlock();
+      self.wake.Wait();
       if (self.done) return std::move(self.result);
+      queue_mu_.Lock();
     }
     // Lead: take the publishes queued meanwhile into the same record, as
     // long as they fit one.
@@ -240,22 +242,26 @@ absl::StatusOr<AppendResult> StreamWriter::Append(std::vector<Event> events,
       group.push_back(queue_.front());
       queue_.pop_front();
     }
+    queue_mu_.Unlock();
   }
   {
     MutexLock lock(&mu_);
     CommitLocked(group);
   }
-  MutexLock lock(&queue_mu_);
-  // The members return as soon as they see `done`: no use of them after.
+  std::vector<QueuedAppend*> woken;
+  {
+    MutexLock lock(&queue_mu_);
+    leading_ = !queue_.empty();
+    if (leading_) woken.push_back(queue_.front());
+  }
   for (QueuedAppend* member : group) {
+    if (member == &self) continue;
     member->done = true;
-    member->wake.Signal();
+    woken.push_back(member);
   }
-  leading_ = !queue_.empty();
-  if (leading_) {
-    queue_.front()->lead = true;
-    queue_.front()->wake.Signal();
-  }
+  // Each waiter is posted exactly once and returns (destroying itself) as
+  // soon as it is: no use of it after its Post().
+  for (QueuedAppend* member : woken) member->wake.Post();
   return std::move(self.result);
 }
 

@@ -41,6 +41,7 @@
 #include "keel/drivers/jetstream/claim.h"
 #include "keel/drivers/jetstream/jetstream_api.h"
 #include "keel/drivers/jetstream/record_reader.h"
+#include "keel/drivers/jetstream/wake_signal.h"
 
 namespace keel::jetstream {
 
@@ -103,8 +104,9 @@ class StreamWriter {
     AppendRequest request;
     size_t bytes = 0;
     bool done = false;  // Set by the leader once `result` holds the answer.
-    bool lead = false;  // Set by the leader that hands this one the lead.
-    CondVar wake;       // Signalled when `done` or `lead` is set.
+    // Posted once: by the leader that answered it (`done`), or by the one
+    // that hands it the lead.
+    WakeSignal wake;
     absl::StatusOr<AppendResult> result = AppendResult{};
     // The leader's planning.
     std::optional<AppendPlan> plan;

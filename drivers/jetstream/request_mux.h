@@ -2,12 +2,14 @@
 // answered through one wildcard inbox subscription of its own.
 //
 // Every request gets the reply subject `<inbox>.<n>` and waits on a
-// semaphore of its own; the subscription's callback hands each reply to its
-// request and posts it: one wake-up, and no lock to fight for after it. The C client's own
-// request call waits on the connection's lock instead, which every publish, flush and delivery of
-// the connection also takes: dozens of threads with one request each then take turns on that lock
-// (and spin on it) rather than keeping their requests in flight together. Publishing with a reply
-// subject and waiting here keeps the connection's lock for the publish alone.
+// semaphore of its own (wake_signal.h); the subscription's callback hands
+// each reply to its request and posts it: one wake-up, and no lock to fight
+// for after it. The C client's own request call waits on the connection's
+// lock instead, which every publish, flush and delivery of the connection
+// also takes: dozens of threads with one request each then take turns on
+// that lock (and spin on it) rather than keeping their requests in flight
+// together. Publishing with a reply subject and waiting here keeps the
+// connection's lock for the publish alone.
 //
 // A request whose reply does not come within its timeout is kTimedOut (its
 // reply, should it come later, is dropped); Close() answers every waiting

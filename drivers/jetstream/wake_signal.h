@@ -25,8 +25,7 @@ class WakeSignal {
   WakeSignal& operator=(const WakeSignal&) = delete;
 
   void Post() { sem_post(&semaphore_); }
-  // Waits for a Post() for at most `timeout` (on the monotonic clock, which
-  // a clock step does not move); false when none came.
+  // Waits for a Post() for at most `timeout`; false when none came.
   bool Wait(absl::Duration timeout = absl::InfiniteDuration());
 
  private:

@@ -129,6 +129,11 @@ absl::StatusOr<std::unique_ptr<NatsClient>> NatsClient::Connect(const NatsClient
   // A daemon outlives any one server: reconnect for as long as it runs.
   natsOptions_SetMaxReconnect(opts, -1);
   natsOptions_SetReconnectWait(opts, 250);
+  // Every message the driver sends is a request someone waits for: written
+  // at once by the sending thread, not by libnats' flusher, which waits a
+  // millisecond after being woken to gather more (a millisecond added to
+  // every request of a read or a lease, measured ~1 ms against ~0.2 ms).
+  natsOptions_SetSendAsap(opts, true);
   if (!options.credentials_file.empty()) {
     if (natsStatus s = natsOptions_SetUserCredentialsFromFiles(
             opts, options.credentials_file.c_str(), nullptr);

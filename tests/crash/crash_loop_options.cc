@@ -1,6 +1,9 @@
 #include "keel/tests/crash/crash_loop_options.h"
 
+#include <gtest/gtest.h>
+
 #include <cstdlib>
+#include <iostream>
 #include <optional>
 #include <random>
 #include <string>
@@ -67,6 +70,17 @@ absl::StatusOr<CrashLoopOptions> CrashLoopOptionsFrom(int& argc, char** argv) {
     options.seed = uint64_t{random()} << 32 | random();
   }
   return options;
+}
+
+int RunTestsWithOptions(const char* program, int argc, char** argv) {
+  absl::StatusOr<CrashLoopOptions> options = CrashLoopOptionsFrom(argc, argv);
+  if (!options.ok()) {
+    std::cerr << program << ": " << options.status().message() << "\n";
+    return 2;
+  }
+  SetRunOptions(*options);
+  ::testing::InitGoogleTest(&argc, argv);
+  return RUN_ALL_TESTS();
 }
 
 const CrashLoopOptions& RunOptions() { return Options(); }

@@ -32,6 +32,10 @@ absl::StatusOr<CrashLoopOptions> CrashLoopOptionsFrom(int& argc, char** argv);
 const CrashLoopOptions& RunOptions();
 void SetRunOptions(const CrashLoopOptions& options);
 
+// A test binary's main: reads the options (exit 2 naming `program` on a
+// bad one), then runs the tests.
+int RunTestsWithOptions(const char* program, int argc, char** argv);
+
 }  // namespace keel::crash_test
 
 #endif  // KEEL_TESTS_CRASH_CRASH_LOOP_OPTIONS_H_

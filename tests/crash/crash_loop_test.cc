@@ -208,13 +208,5 @@ INSTANTIATE_TEST_SUITE_P(Sync, CrashLoopTest, ::testing::Values("always", "none"
 }  // namespace keel::crash_test
 
 int main(int argc, char** argv) {
-  absl::StatusOr<keel::crash_test::CrashLoopOptions> options =
-      keel::crash_test::CrashLoopOptionsFrom(argc, argv);
-  if (!options.ok()) {
-    std::cerr << "crash_loop_test: " << options.status().message() << "\n";
-    return 2;
-  }
-  keel::crash_test::SetRunOptions(*options);
-  ::testing::InitGoogleTest(&argc, argv);
-  return RUN_ALL_TESTS();
+  return keel::crash_test::RunTestsWithOptions("crash_loop_test", argc, argv);
 }

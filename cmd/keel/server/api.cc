@@ -88,7 +88,8 @@ HttpResponse Api::Health(const HttpRequest&, const RouteParams&) {
 }
 
 HttpResponse Api::MetricsText(const HttpRequest&, const RouteParams&) {
-  HttpResponse response = JsonResponse(200, metrics_.Render() + GroupLagMetrics(bus_) + PushMetrics());
+  HttpResponse response =
+      JsonResponse(200, metrics_.Render() + GroupLagMetrics(bus_) + PushMetrics());
   response.content_type = "text/plain; version=0.0.4";
   return response;
 }

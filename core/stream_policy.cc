@@ -95,6 +95,9 @@ const std::vector<Field>& Fields() {
                  &StreamPolicy::dead_letter_retention, true),
       CountField("dead_letter.max_events", &RetentionLimits::max_events,
                  &StreamPolicy::dead_letter_retention, false),
+      DurationField("hot.max_age", nullptr, &StreamPolicy::hot),
+      CountField("hot.max_bytes", &RetentionLimits::max_bytes, &StreamPolicy::hot, true),
+      CountField("hot.max_events", &RetentionLimits::max_events, &StreamPolicy::hot, false),
       Field{"partitions", [](const StreamPolicy& p) { return absl::StrCat(p.partitions); },
             [](absl::string_view k, absl::string_view text, StreamPolicy& p) {
               if (!absl::SimpleAtoi(text, &p.partitions) || p.partitions > kMaxPartitions) {

@@ -7,7 +7,12 @@
 // CLI and to persist declarations. Unknown keys, bad values and repeated keys
 // are kInvalidArgument naming the key. Keys (0 = unbounded for the bounds):
 //
-//   max_age=DURATION  max_bytes=BYTES  max_events=N      retention
+//   max_age=DURATION  max_bytes=BYTES  max_events=N      retention (in all,
+//                             cold segments included)
+//   hot.max_age=DURATION  hot.max_bytes=BYTES  hot.max_events=N
+//                             the hot window: past it, events move to cold
+//                             segments when the bus has a cold store
+//                             (rfcs/0008-cold-segments.md); none: kept hot
 //   max_payload_bytes=BYTES   (default 131072, envelope included)
 //   dedupe_window=DURATION    (default 2m; 0 disables idempotency keys' dedupe)
 //   dead_letter.max_age=DURATION  dead_letter.max_bytes=BYTES
@@ -55,6 +60,8 @@ struct StreamPolicy {
   absl::Duration dedupe_window = kDefaultDedupeWindow;
   RetentionLimits dead_letter_retention;
   uint32_t partitions = 0;  // Zero: a plain stream.
+  // The hot window; unbounded: every retained event stays hot.
+  RetentionLimits hot;
 
   // Parses the text form; keys not given keep their defaults.
   static absl::StatusOr<StreamPolicy> Parse(absl::string_view text);

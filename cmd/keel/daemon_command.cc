@@ -2,7 +2,10 @@
 // SIGTERM, then shuts down in order: stop accepting, finish in-flight
 // requests, close the bus (SSE streams end after their queued events, the
 // store is flushed and closed), stop. Exit 0 after a clean shutdown. SIGHUP
-// re-reads the tokens file and the JWT keys; connections stay open.
+// re-reads the tokens file, the JWT keys and the TLS certificate;
+// connections stay open. Between signals, the signal thread gives freed
+// memory back to the system (memory_release.h).
+#include <cerrno>
 #include <csignal>
 #include <fstream>
 #include <ostream>
@@ -15,6 +18,7 @@
 #include "absl/strings/str_cat.h"
 #include "keel/cmd/keel/command.h"
 #include "keel/cmd/keel/daemon_tls.h"
+#include "keel/cmd/keel/memory_release.h"
 #include "keel/cmd/keel/server/api.h"
 #include "keel/cmd/keel/server/authenticator.h"
 #include "keel/cmd/keel/server/metrics.h"
@@ -237,7 +241,8 @@ class DaemonCommand : public Command {
         ("declare", po::value<std::vector<std::string>>()->composing(),
          "declare a stream or topic: 'NAME key=value ...' (keys: max_age, max_bytes, "
          "max_events, max_payload_bytes, dedupe_window, dead_letter.max_age, "
-         "dead_letter.max_bytes, dead_letter.max_events, partitions); repeatable; a "
+         "dead_letter.max_bytes, dead_letter.max_events, hot.max_age, hot.max_bytes, "
+         "hot.max_events, partitions); repeatable; a "
          "declaration that differs from the stored one stops the daemon (resource drift)")
         ("default-policy", po::value<std::string>()->default_value(""),
          "policy of undeclared streams, as 'key=value ...' (default: unbounded retention, "
@@ -308,7 +313,7 @@ class DaemonCommand : public Command {
     push.SetSelfAddress(options->host, server.port());
     Announce(vars, *driver, server.port(), options->tls != nullptr, **bus, io);
     int signal = 0;
-    while (sigwait(&signals, &signal) == 0 && signal == SIGHUP) {
+    while ((signal = AwaitSignal(signals)) == SIGHUP) {
       Reload(options->authenticator.get(), *context.logger);
       ReloadTls(options->tls.get(), *context.logger);
     }
@@ -372,6 +377,17 @@ class DaemonCommand : public Command {
     }
     io.out << ")" << std::endl;
     if (!bus.DegradedReason().empty()) io.out << "DEGRADED: " << bus.DegradedReason() << std::endl;
+  }
+
+  // The next of `signals`; meanwhile, every kMemoryReleaseInterval, gives
+  // freed memory back to the system (memory_release.h).
+  static int AwaitSignal(const sigset_t& signals) {
+    const timespec interval = absl::ToTimespec(kMemoryReleaseInterval);
+    while (true) {
+      const int signal = sigtimedwait(&signals, nullptr, &interval);
+      if (signal > 0) return signal;
+      if (errno == EAGAIN) ReleaseFreeMemory();
+    }
   }
 
   static int Shutdown(server::Server& server, server::Api& api, push::PushService& push,

@@ -21,7 +21,10 @@
 #ifndef KEEL_DRIVERS_DURABLE_DURABLE_BUS_H_
 #define KEEL_DRIVERS_DURABLE_DURABLE_BUS_H_
 
+#include <atomic>
+#include <functional>
 #include <memory>
+#include <optional>
 
 #include "absl/status/statusor.h"
 #include "absl/time/time.h"
@@ -31,6 +34,43 @@
 #include "keel/statestore/state_store.h"
 
 namespace keel {
+
+class ColdStore;
+
+// The steps of tiering and cold expiry (rfcs/0008-cold-segments.md), each
+// once done; tests stop a pass after one to play a crash there.
+enum class TierStep {
+  kIntentWritten,  // The intent record is synced.
+  kUploaded,       // The segment's object is in the cold store.
+  kTiered,         // The live record replaced the intent; hot entries deleted.
+  kExpiryMarked,   // Expired segments' records are retiring.
+  kObjectDeleted,  // A retiring segment's object is deleted.
+};
+
+// Cold segments: where they go and how big they get.
+struct ColdOptions {
+  // Null: no cold tier; hot.* policy bounds are then not applied (a store
+  // that already has cold segments refuses to open without one).
+  std::shared_ptr<ColdStore> store;
+  uint64_t segment_events = 4096;       // Entries per segment, at most.
+  uint64_t segment_bytes = 8ull << 20;  // Stored bytes per segment, about.
+  // An object no record names is deleted once found so for this long.
+  absl::Duration orphan_grace = absl::Hours(1);
+  absl::Duration orphan_sweep_interval = absl::Minutes(10);
+  // Tests: called after each step; an error stops the pass there.
+  std::function<absl::Status(TierStep step, absl::string_view stream)> fault;
+};
+
+// What the cold tier did since open, and holds.
+struct ColdStats {
+  uint64_t segments = 0;         // Live segments.
+  uint64_t object_bytes = 0;     // Their objects' bytes.
+  uint64_t uploads = 0;          // Segments uploaded and made live.
+  uint64_t upload_failures = 0;  // Uploads the cold store refused or failed.
+  uint64_t cold_reads = 0;       // Segment reads.
+  uint64_t expired_segments = 0;
+  bool paused = false;  // The cold store is failing: tiering waits.
+};
 
 enum class SyncMode {
   kAlways,    // Acknowledged means synced (one fsync per commit group).
@@ -53,11 +93,24 @@ struct DurableOptions {
   // Verify every stream's tail in a background thread after open; when
   // false, a stream is verified only by the first operation on it.
   bool verify_in_background = true;
+  ColdOptions cold;
 };
 
-// Parses "sync" (always|interval|none), "sync_interval", "max_group_bytes"
-// and "head_checkpoint_bytes" from `config`.
+// Parses "sync" (always|interval|none), "sync_interval", "max_group_bytes",
+// "head_checkpoint_bytes", "cold_segment_events", "cold_segment_bytes" and
+// "cold_orphan_grace" from `config` (ColdStoreFromConfig opens the cold
+// store).
 absl::StatusOr<DurableOptions> DurableOptionsFromConfig(const Config& config);
+
+// The cold tier's figures of a bus OpenDurableBus returned with a cold
+// store; nullopt for any other bus.
+std::optional<ColdStats> ColdStatsOf(EventBus& bus);
+
+// The cold store option "cold_store" names: "fs:<directory>", or "s3" with
+// "cold_store.<option>" options (coldstore/s3/s3_cold_store.h), or any
+// registered cold store by name with its "cold_store.*" options; null when
+// absent.
+absl::StatusOr<std::shared_ptr<ColdStore>> ColdStoreFromConfig(const Config& config);
 
 // Opens a durable bus over `store`, recovering its state.
 absl::StatusOr<std::unique_ptr<EventBus>> OpenDurableBus(std::shared_ptr<StateStore> store,

@@ -12,6 +12,8 @@
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "keel/coldstore/builtin_cold_stores.h"
+#include "keel/coldstore/cold_store.h"
 #include "keel/core/driver_factory.h"
 #include "keel/core/status_macros.h"
 #include "keel/drivers/durable/degraded_bus.h"
@@ -71,9 +73,10 @@ class DurableDriverFactory : public DriverFactory {
     return "events persisted through a StateStore, group-committed";
   }
 
-  // Its own options, then those of every registered store.
+  // Its own options, then those of every registered store and cold store.
   std::vector<OptionSpec> options() const override {
     std::vector<OptionSpec> specs = OwnOptions();
+    AddColdStoreOptions(specs);
     for (const std::string& name : StoreRegistry().RegisteredNames()) {
       absl::StatusOr<std::shared_ptr<StoreFactory>> store = StoreRegistry().Find(name);
       if (!store.ok()) continue;  // Unregistered since: nothing to list.
@@ -87,6 +90,7 @@ class DurableDriverFactory : public DriverFactory {
   // listing the registered stores when there is no such store.
   absl::StatusOr<std::vector<OptionSpec>> OptionsFor(const Config& config) const override {
     std::vector<OptionSpec> specs = OwnOptions();
+    AddColdStoreOptions(specs);
     const std::string store_name = StoreNameOf(config);
     if (store_name.empty()) return specs;
     KEEL_ASSIGN_OR_RETURN(std::shared_ptr<StoreFactory> store, StoreRegistry().Find(store_name));
@@ -118,12 +122,30 @@ class DurableDriverFactory : public DriverFactory {
     const std::string store_name = StoreNameOf(config);
     if (store_name.empty()) return OpenDegraded(config, context);
     KEEL_ASSIGN_OR_RETURN(DurableOptions options, DurableOptionsFromConfig(config));
+    KEEL_ASSIGN_OR_RETURN(options.cold.store, ColdStoreFromConfig(config));
     KEEL_ASSIGN_OR_RETURN(std::unique_ptr<StateStore> store,
                           OpenStore(store_name, StoreConfigOf(config)));
     return OpenDurableBus(std::move(store), options, context);
   }
 
  private:
+  // "cold_store.<option>" for the options of every cold store, once each.
+  static void AddColdStoreOptions(std::vector<OptionSpec>& specs) {
+    LinkBuiltinColdStores();
+    for (const std::string& name : ColdStoreRegistry().RegisteredNames()) {
+      absl::StatusOr<std::shared_ptr<ColdStoreFactory>> store = ColdStoreRegistry().Find(name);
+      if (!store.ok()) continue;
+      for (OptionSpec spec : (*store)->options()) {
+        if (spec.name == "path") continue;  // Given as cold_store=fs:<path>.
+        spec.name = absl::StrCat("cold_store.", spec.name);
+        if (FindOption(specs, spec.name) != nullptr) continue;
+        spec.help = absl::StrCat("cold store ", name, ": ", spec.help);
+        spec.flag.clear();
+        specs.push_back(std::move(spec));
+      }
+    }
+  }
+
   // As DurableOptionsFromConfig and MemoryRingLimitsFromConfig read them.
   static std::vector<OptionSpec> OwnOptions() {
     LinkBuiltinStores();
@@ -148,6 +170,17 @@ class DurableDriverFactory : public DriverFactory {
         UintOption("head_checkpoint_bytes", defaults.head_checkpoint_bytes,
                    "bytes committed between two writes of every lagging stream head; bounds "
                    "what recovery reads after a crash (0: every commit)"),
+        StringOption("cold_store", "none",
+                     "where events past a stream's hot window (policy hot.*) go as cold "
+                     "segments: fs:<directory>, or s3 with the cold_store.* options; none keeps "
+                     "every event hot")
+            .WithFlag("cold-store"),
+        UintOption("cold_segment_events", defaults.cold.segment_events,
+                   "events per cold segment, at most"),
+        UintOption("cold_segment_bytes", defaults.cold.segment_bytes,
+                   "stored bytes per cold segment, about"),
+        DurationOption("cold_orphan_grace", defaults.cold.orphan_grace,
+                       "how long a cold object no record names is left before it is deleted"),
         UintOption("max_events_per_stream", ring.max_events_per_stream,
                    "without a store: newest events each stream keeps in the memory ring"),
         UintOption("max_bytes_per_stream", ring.max_bytes_per_stream,

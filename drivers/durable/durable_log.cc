@@ -22,7 +22,7 @@ struct PreparedEntries final : PreparedRecords {
 }  // namespace
 
 DurableLog::DurableLog(std::shared_ptr<StateStore> store, const DurableOptions& options,
-                       const DriverContext& context, RecoveredState recovered)
+                       const DriverContext& context, RecoveredState recovered, ColdRecords cold)
     : store_(std::move(store)),
       options_(options),
       context_(context),
@@ -37,6 +37,11 @@ DurableLog::DurableLog(std::shared_ptr<StateStore> store, const DurableOptions& 
                   MutexLock lock(&heads_mu_);
                   heads_[stream] = head;
                 }) {
+  if (options_.cold.store) {
+    TierHost& host = *this;
+    cold_ = std::make_unique<ColdTier>(*store_, format_, options_.cold, *context_.logger, host,
+                                       std::move(cold));
+  }
   if (options_.verify_in_background) verifier_.StartSweep();
   if (options_.sync == SyncMode::kInterval) syncer_ = std::thread([this] { SyncLoop(); });
 }
@@ -80,7 +85,18 @@ absl::StatusOr<LogBounds> DurableLog::Bounds(absl::string_view stream) {
     KEEL_RETURN_IF_ERROR(AdoptHeadless(stream));
     head = CurrentHead(stream);
   }
-  return BoundsOf(head);
+  return TotalBounds(stream, head);
+}
+
+LogBounds DurableLog::TotalBounds(absl::string_view stream, const Head& head) const {
+  LogBounds bounds = BoundsOf(head);
+  if (cold_ == nullptr) return bounds;
+  const ColdSummary cold = cold_->SummaryOf(stream);
+  if (cold.empty()) return bounds;
+  bounds.first = cold.first;
+  bounds.bytes += cold.event_bytes;
+  bounds.oldest_time = cold.oldest_time;
+  return bounds;
 }
 
 // A stream's first commit writes its head; later ones do not, until a
@@ -118,7 +134,7 @@ absl::StatusOr<std::vector<std::pair<std::string, LogBounds>>> DurableLog::List(
   {
     ReaderMutexLock lock(&heads_mu_);
     for (const auto& [stream, head] : heads_) {
-      if (absl::StartsWith(stream, prefix)) listed.emplace_back(stream, BoundsOf(head));
+      if (absl::StartsWith(stream, prefix)) listed.emplace_back(stream, TotalBounds(stream, head));
     }
   }
   std::sort(listed.begin(), listed.end(),
@@ -129,26 +145,51 @@ absl::StatusOr<std::vector<std::pair<std::string, LogBounds>>> DurableLog::List(
   // every stream is verified this is one atomic load each. A stream that
   // fails verification is listed as read: its own operations report that.
   for (auto& [stream, bounds] : listed) {
-    if (verifier_.Ensure(stream).ok()) bounds = BoundsOf(CurrentHead(stream));
+    if (verifier_.Ensure(stream).ok()) bounds = TotalBounds(stream, CurrentHead(stream));
   }
   return listed;
 }
 
+// Cold segments first, then hot entries. Tiering makes a segment live
+// before the head moves past its entries, and this reads the head before
+// the segments, so every event below the hot window it read is in a
+// segment it finds; a hot read that finds its first entry gone (tiered or
+// trimmed meanwhile) starts again below the new head.
 absl::Status DurableLog::Read(absl::string_view stream, uint64_t from, uint64_t to,
                               ReadSink& sink) {
-  if (from > to) return absl::OkStatus();
-  std::unique_ptr<StoreIterator> it =
-      store_->NewIterator(KeyRange{EntryKey(stream, from), EntryKey(stream, to + 1)});
-  for (it->Seek(EntryKey(stream, from)); it->Valid(); it->Next()) {
-    KEEL_ASSIGN_OR_RETURN(uint64_t seq, EntrySequence(it->key()));
-    absl::Status decoded = DecodeEntryInto(stream, seq, it->value(), format_, sink.Slot());
-    if (!decoded.ok()) {
-      return absl::DataLossError(
-          absl::StrCat("key ", PrintableKey(it->key()), ": ", decoded.message()));
+  uint64_t seq = from;
+  while (seq <= to) {
+    if (cold_ != nullptr) {
+      bool stopped = false;
+      for (uint64_t hot_first = CurrentHead(stream).first; seq <= to && seq < hot_first;
+           hot_first = CurrentHead(stream).first) {
+        KEEL_ASSIGN_OR_RETURN(seq, cold_->ReadFrom(stream, seq, to, hot_first, sink, stopped));
+        if (stopped) return absl::OkStatus();
+      }
+      if (seq > to) return absl::OkStatus();
     }
-    if (!sink.Take()) break;
+    std::unique_ptr<StoreIterator> it =
+        store_->NewIterator(KeyRange{EntryKey(stream, seq), EntryKey(stream, to + 1)});
+    bool moved = false;
+    bool any = false;
+    for (it->Seek(EntryKey(stream, seq)); it->Valid(); it->Next()) {
+      KEEL_ASSIGN_OR_RETURN(uint64_t found, EntrySequence(it->key()));
+      if (!any && found != seq && cold_ != nullptr && CurrentHead(stream).first > seq) {
+        moved = true;
+        break;
+      }
+      any = true;
+      absl::Status decoded = DecodeEntryInto(stream, found, it->value(), format_, sink.Slot());
+      if (!decoded.ok()) {
+        return absl::DataLossError(
+            absl::StrCat("key ", PrintableKey(it->key()), ": ", decoded.message()));
+      }
+      if (!sink.Take()) break;
+    }
+    KEEL_RETURN_IF_ERROR(it->status());
+    if (!moved && !(!any && cold_ != nullptr && CurrentHead(stream).first > seq)) break;
   }
-  return it->status();
+  return absl::OkStatus();
 }
 
 std::unique_ptr<PreparedRecords> DurableLog::Prepare(absl::Span<const Event> events) {
@@ -213,6 +254,7 @@ absl::Status DurableLog::StageAppend(GroupState& state, const LogAppend& part) {
 }
 
 absl::Status DurableLog::Append(absl::Span<const LogAppend> group) {
+  MutexLock commit(&commit_mu_);
   GroupState state;
   // An entry per event and at most a head per member: the records of most
   // groups. Idempotency keys add theirs on top, at the cost of a
@@ -226,6 +268,8 @@ absl::Status DurableLog::Append(absl::Span<const LogAppend> group) {
 
 absl::Status DurableLog::TrimPrefix(absl::string_view stream, const LogTrim& cut) {
   KEEL_RETURN_IF_ERROR(verifier_.Ensure(stream));
+  MutexLock commit(&commit_mu_);
+  if (cold_ != nullptr && !cold_->SummaryOf(stream).empty()) return TrimWithCold(stream, cut);
   GroupState state;
   GroupState::Staged& staged = StagedHead(state, stream);
   const TrimPlan plan{cut.from, cut.new_first, cut.bytes, cut.new_oldest};
@@ -363,7 +407,11 @@ absl::Status DurableLog::Close() {
   if (syncer_.joinable()) syncer_.join();
   // Every head written, so that the next open reads no entries to catch one up.
   GroupState checkpoint;
-  absl::Status status = Commit(checkpoint, /*checkpoint=*/true);
+  absl::Status status;
+  {
+    MutexLock commit(&commit_mu_);
+    status = Commit(checkpoint, /*checkpoint=*/true);
+  }
   // The last write flushes everything (under interval or none) and, only
   // when everything else worked, tells the next open that the store was
   // closed cleanly.
@@ -374,6 +422,125 @@ absl::Status DurableLog::Close() {
   }
   if (options_.close_store) status.Update(store_->Close());
   return status;
+}
+
+absl::StatusOr<Head> DurableLog::HotHead(absl::string_view stream) {
+  KEEL_RETURN_IF_ERROR(verifier_.Ensure(stream));
+  return CurrentHead(stream);
+}
+
+absl::StatusOr<absl::Time> DurableLog::EntryTime(absl::string_view stream, uint64_t sequence) {
+  const std::string key = EntryKey(stream, sequence);
+  KEEL_ASSIGN_OR_RETURN(std::string value, store_->Get(key));
+  absl::StatusOr<Event> event = DecodeEntry(stream, sequence, value, format_);
+  if (!event.ok()) {
+    return absl::DataLossError(
+        absl::StrCat("key ", PrintableKey(key), ": ", event.status().message()));
+  }
+  return event->time;
+}
+
+absl::Status DurableLog::CommitTiered(absl::string_view stream, const ColdSegment& segment) {
+  KEEL_RETURN_IF_ERROR(verifier_.Ensure(stream));
+  MutexLock commit(&commit_mu_);
+  GroupState state;
+  GroupState::Staged& staged = StagedHead(state, stream);
+  if (staged.head.first != segment.first || staged.head.next <= segment.last) {
+    return absl::AbortedError(
+        absl::StrCat("stream '", stream, "': the hot window no longer starts at ", segment.first));
+  }
+  Head moved = staged.head;
+  moved.first = segment.last + 1;
+  moved.bytes -= std::min(moved.bytes, segment.event_bytes);
+  moved.oldest_time = absl::InfinitePast();
+  if (moved.count() > 0) {
+    KEEL_ASSIGN_OR_RETURN(moved.oldest_time, EntryTime(stream, moved.first));
+  }
+  KEEL_ASSIGN_OR_RETURN(std::shared_ptr<const ColdSegments> before,
+                        cold_->index().SegmentsOf(stream));
+  KEEL_ASSIGN_OR_RETURN(ColdSegments after, cold_->StageLive(stream, segment, state.batch));
+  for (uint64_t seq = segment.first; seq <= segment.last; ++seq) {
+    state.batch.Delete(EntryKey(stream, seq));
+  }
+  staged.head = moved;
+  staged.trimmed = true;
+  // Readable cold before the entries leave hot (Read relies on it).
+  cold_->index().Install(stream, std::move(after));
+  absl::Status status = Commit(state, /*checkpoint=*/false);
+  if (!status.ok()) cold_->index().Install(stream, *before);
+  return status;
+}
+
+// Cold segments expire whole, oldest first: those that end before the cut
+// become retiring (the next tiering pass deletes their objects, then their
+// records); hot entries go too when the cut passes them all. A cut inside
+// the oldest segment removes nothing yet (kAborted, which the engine takes
+// as "plan again later").
+absl::Status DurableLog::TrimWithCold(absl::string_view stream, const LogTrim& cut) {
+  const ColdSummary summary = cold_->SummaryOf(stream);
+  if (cut.from != summary.first) {
+    return absl::AbortedError(absl::StrCat("stream '", stream, "' was trimmed concurrently"));
+  }
+  GroupState state;
+  GroupState::Staged& staged = StagedHead(state, stream);
+  KEEL_ASSIGN_OR_RETURN(std::shared_ptr<const ColdSegments> before,
+                        cold_->index().SegmentsOf(stream));
+  KEEL_ASSIGN_OR_RETURN(ColdTier::Expiry expiry,
+                        cold_->StageExpiry(stream, cut.new_first, state.batch));
+  const bool hot_part = cut.new_first > staged.head.first;
+  if (expiry.retired.empty() && !hot_part) {
+    return absl::AbortedError(absl::StrCat("stream '", stream, "': cold segment ",
+                                           before->front().object,
+                                           " holds events on both sides of the cut; it expires "
+                                           "whole once all of them are past retention"));
+  }
+  if (hot_part) {
+    const TrimPlan plan{staged.head.first, cut.new_first,
+                        cut.bytes - std::min(cut.bytes, expiry.event_bytes), cut.new_oldest};
+    KEEL_RETURN_IF_ERROR(ApplyTrim(*store_, format_, state.batch, stream, plan, staged.head));
+    staged.trimmed = true;
+  }
+  cold_->index().Install(stream, expiry.kept);
+  absl::Status status = Commit(state, /*checkpoint=*/false);
+  if (!status.ok()) {
+    cold_->index().Install(stream, *before);
+    return status;
+  }
+  KEEL_RETURN_IF_ERROR(cold_->Fault(TierStep::kExpiryMarked, stream));
+  cold_->Retired(stream, std::move(expiry));
+  return absl::OkStatus();
+}
+
+absl::StatusOr<TierReport> DurableLog::Tier(
+    const std::function<RetentionLimits(absl::string_view)>& hot_of, absl::Time now,
+    uint64_t budget) {
+  if (cold_ == nullptr) return TierReport{};
+  std::vector<std::string> streams;
+  {
+    ReaderMutexLock lock(&heads_mu_);
+    streams.reserve(heads_.size());
+    for (const auto& [stream, head] : heads_) streams.push_back(stream);
+  }
+  std::sort(streams.begin(), streams.end());
+  return cold_->Maintain(streams, hot_of, now, budget);
+}
+
+bool DurableLog::NeedsTier(const std::function<RetentionLimits(absl::string_view)>& hot_of,
+                           absl::Time now) const {
+  if (cold_ == nullptr) return false;
+  if (cold_->HasPendingWork()) return true;
+  std::vector<std::pair<std::string, Head>> heads;
+  {
+    ReaderMutexLock lock(&heads_mu_);
+    heads.assign(heads_.begin(), heads_.end());
+  }
+  for (const auto& [stream, head] : heads) {
+    const RetentionLimits hot = hot_of(stream);
+    if (!hot.unbounded() && hot.Exceeded(head.count(), head.bytes, head.oldest_time, now)) {
+      return true;
+    }
+  }
+  return false;
 }
 
 }  // namespace keel::durable

@@ -14,7 +14,13 @@
 // lost its first write and kept a later one) is taken in by the first
 // Bounds that finds it headless, before any sequence is given to it.
 //
-// Thread safety: as StreamLog requires.
+// With a cold store (DurableOptions::cold) the head's range is the hot
+// window; older events are in cold segments (cold_tier.h), which Bounds
+// counts in and Read reads transparently, in order, before the hot ones.
+//
+// Thread safety: as StreamLog requires. Tiering (Tier, on the trimmer's
+// thread) changes heads only under the commit lock that Append and
+// TrimPrefix hold.
 #ifndef KEEL_DRIVERS_DURABLE_DURABLE_LOG_H_
 #define KEEL_DRIVERS_DURABLE_DURABLE_LOG_H_
 
@@ -31,6 +37,7 @@
 #include "keel/core/driver_factory.h"
 #include "keel/core/mutex.h"
 #include "keel/core/stream_log.h"
+#include "keel/drivers/durable/cold_tier.h"
 #include "keel/drivers/durable/durable_bus.h"
 #include "keel/drivers/durable/epoch_history.h"
 #include "keel/drivers/durable/head_checkpoints.h"
@@ -41,10 +48,10 @@
 
 namespace keel::durable {
 
-class DurableLog final : public StreamLog {
+class DurableLog final : public StreamLog, private TierHost {
  public:
   DurableLog(std::shared_ptr<StateStore> store, const DurableOptions& options,
-             const DriverContext& context, RecoveredState recovered);
+             const DriverContext& context, RecoveredState recovered, ColdRecords cold = {});
   ~DurableLog() override;
 
   // The open succeeded: Close() may now clear the open marker. A log that
@@ -76,7 +83,33 @@ class DurableLog final : public StreamLog {
   bool AppendsMayBlock() const override { return true; }
   std::string DegradedReason() const override;
 
+  // The cold tier (null without a cold store).
+  ColdTier* cold() { return cold_.get(); }
+  // One tiering pass over the streams whose hot bound `hot_of` gives.
+  absl::StatusOr<TierReport> Tier(const std::function<RetentionLimits(absl::string_view)>& hot_of,
+                                  absl::Time now, uint64_t budget);
+  // Whether Tier has work: a stream over its hot bound, or recovery or
+  // expiry under way. No I/O.
+  bool NeedsTier(const std::function<RetentionLimits(absl::string_view)>& hot_of,
+                 absl::Time now) const;
+
  private:
+  // TierHost.
+  absl::StatusOr<Head> HotHead(absl::string_view stream) override;
+  uint64_t EpochEnd(absl::string_view stream, uint64_t sequence) const override {
+    return epochs_.SpanOf(stream, sequence).end;
+  }
+  uint64_t EpochOf(absl::string_view stream, uint64_t sequence) const override {
+    return epochs_.SpanOf(stream, sequence).epoch;
+  }
+  absl::Status CommitTiered(absl::string_view stream, const ColdSegment& segment) override;
+  // Retention reaching cold segments: they expire whole (TrimPrefix).
+  absl::Status TrimWithCold(absl::string_view stream, const LogTrim& cut);
+  // The stream's bounds, its cold segments counted in.
+  LogBounds TotalBounds(absl::string_view stream, const Head& head) const;
+  // The time of hot entry `sequence`, for a head whose first moves to it.
+  absl::StatusOr<absl::Time> EntryTime(absl::string_view stream, uint64_t sequence);
+
   // What one store write stages.
   struct GroupState {
     WriteBatch batch;
@@ -142,6 +175,11 @@ class DurableLog final : public StreamLog {
   bool stopping_ ABSL_GUARDED_BY(sync_mu_) = false;
   bool opened_ = false;  // Set by Opened(), read by Close (one thread, in that order).
   std::thread syncer_;
+
+  // Held by every write that moves a head: the committer's (Append,
+  // TrimPrefix, Close) and tiering's last step.
+  Mutex commit_mu_;
+  std::unique_ptr<ColdTier> cold_;  // After the rest: it calls back into this log.
 };
 
 }  // namespace keel::durable

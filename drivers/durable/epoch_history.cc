@@ -48,4 +48,24 @@ std::vector<EarlierEpoch> EpochHistory::CursorBounds(absl::string_view stream) c
   return bounds;
 }
 
+EpochHistory::Span EpochHistory::SpanOf(absl::string_view stream, uint64_t sequence) const {
+  // A stream with no start at or below `sequence` got it in the store's
+  // first epoch.
+  Span span{earlier_.empty() ? epoch_ : earlier_.front(), UINT64_MAX};
+  if (earlier_.empty()) return span;
+  ReaderMutexLock lock(&mu_);
+  auto it = starts_.find(stream);
+  if (it == starts_.end()) return span;
+  uint64_t found = 0;
+  for (const EpochStart& start : it->second) {
+    if (start.first <= sequence && start.first >= found) {
+      found = start.first;
+      span.epoch = start.epoch;
+    } else if (start.first > sequence) {
+      span.end = std::min(span.end, start.first);
+    }
+  }
+  return span;
+}
+
 }  // namespace keel::durable

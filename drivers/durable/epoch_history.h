@@ -17,6 +17,7 @@
 #ifndef KEEL_DRIVERS_DURABLE_EPOCH_HISTORY_H_
 #define KEEL_DRIVERS_DURABLE_EPOCH_HISTORY_H_
 
+#include <cstdint>
 #include <string>
 #include <vector>
 
@@ -47,6 +48,15 @@ class EpochHistory {
   // The earlier epochs with the bound below which their cursors name
   // events of `stream` (empty in a store with one epoch).
   std::vector<EarlierEpoch> CursorBounds(absl::string_view stream) const;
+
+  // The epoch that gave `stream` its `sequence`, and the first sequence
+  // of the stream's next epoch (UINT64_MAX when none): a cold segment
+  // never spans one.
+  struct Span {
+    uint64_t epoch = 0;
+    uint64_t end = UINT64_MAX;
+  };
+  Span SpanOf(absl::string_view stream, uint64_t sequence) const;
 
  private:
   // Position of `epoch` in the store's epochs (the current one last).

@@ -231,8 +231,10 @@ absl::StatusOr<std::vector<Receipt>> JetStreamBus::Append(absl::string_view stre
     newest = std::max(newest, written->js_seq);
   }
   // Subscribers of this daemon get the events from the feed, before the
-  // publisher gets its receipt (as with a driver that stores locally).
-  if (newest != 0) feed_->AwaitDelivered(stream, newest);
+  // publisher gets its receipt (as with a driver that stores locally). With
+  // none there is nobody to be first: one who subscribes later reads the
+  // events from the stream, and the feed's copy repeats what it read.
+  if (newest != 0 && fanout().HasSubscribers(stream)) feed_->AwaitDelivered(stream, newest);
   return std::move(result.receipts);
 }
 

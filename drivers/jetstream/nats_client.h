@@ -1,7 +1,7 @@
 // NatsClient: the jetstream driver's one connection to a NATS server or
 // cluster (the C client, libnats), reduced to what the driver needs:
-// requests with headers, synchronous subscriptions and the connection's
-// health.
+// requests with headers (many in flight at once: drivers/jetstream/
+// request_mux.h), synchronous subscriptions and the connection's health.
 //
 // Every failure that leaves the outcome of a request unknown (a timeout, no
 // responder, a dropped connection) is told apart from a reply, because a
@@ -28,6 +28,8 @@ struct __natsConnection;
 struct __natsSubscription;
 
 namespace keel::jetstream {
+
+class RequestMux;
 
 // Message headers in the order they were set or received.
 using NatsHeaders = std::vector<std::pair<std::string, std::string>>;
@@ -106,8 +108,9 @@ class NatsClient {
   void Close();
 
  private:
-  explicit NatsClient(__natsConnection* connection) : connection_(connection) {}
+  explicit NatsClient(__natsConnection* connection);
   __natsConnection* const connection_;
+  std::unique_ptr<RequestMux> requests_;
 };
 
 }  // namespace keel::jetstream

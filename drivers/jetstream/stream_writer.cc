@@ -222,12 +222,16 @@ absl::StatusOr<AppendResult> StreamWriter::Append(std::vector<Event> events,
   for (const Event& event : self.events) self.bytes += event.ApproximateSize();
   std::vector<QueuedAppend*> group;
   {
-    MutexLock lock(&queue_mu_);
+    queue_mu_.Lock();
     queue_.push_back(&self);
-    queue_mu_.Await([&]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(queue_mu_) {
-      return self.done || (!leading_ && queue_.front() == &self);
-    });
-    if (self.done) return std::move(self.result);
+    if (leading_) {
+      // Woken once, by the leader that answered this publish or handed it
+      // the lead, not by every change of the queue.
+      queue_mu_.Unlock();
+      self.wake.Wait();
+      if (self.done) return std::move(self.result);
+      queue_mu_.Lock();
+    }
     // Lead: take the publishes queued meanwhile into the same record, as
     // long as they fit one.
     leading_ = true;
@@ -238,15 +242,26 @@ absl::StatusOr<AppendResult> StreamWriter::Append(std::vector<Event> events,
       group.push_back(queue_.front());
       queue_.pop_front();
     }
+    queue_mu_.Unlock();
   }
   {
     MutexLock lock(&mu_);
     CommitLocked(group);
   }
-  MutexLock lock(&queue_mu_);
-  // The members return as soon as they see `done`: no use of them after.
-  for (QueuedAppend* member : group) member->done = true;
-  leading_ = false;
+  std::vector<QueuedAppend*> woken;
+  {
+    MutexLock lock(&queue_mu_);
+    leading_ = !queue_.empty();
+    if (leading_) woken.push_back(queue_.front());
+  }
+  for (QueuedAppend* member : group) {
+    if (member == &self) continue;
+    member->done = true;
+    woken.push_back(member);
+  }
+  // Each waiter is posted exactly once and returns (destroying itself) as
+  // soon as it is: no use of it after its Post().
+  for (QueuedAppend* member : woken) member->wake.Post();
   return std::move(self.result);
 }
 

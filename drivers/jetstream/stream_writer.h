@@ -41,6 +41,7 @@
 #include "keel/drivers/jetstream/claim.h"
 #include "keel/drivers/jetstream/jetstream_api.h"
 #include "keel/drivers/jetstream/record_reader.h"
+#include "keel/drivers/jetstream/wake_signal.h"
 
 namespace keel::jetstream {
 
@@ -103,6 +104,9 @@ class StreamWriter {
     AppendRequest request;
     size_t bytes = 0;
     bool done = false;  // Set by the leader once `result` holds the answer.
+    // Posted once: by the leader that answered it (`done`), or by the one
+    // that hands it the lead.
+    WakeSignal wake;
     absl::StatusOr<AppendResult> result = AppendResult{};
     // The leader's planning.
     std::optional<AppendPlan> plan;
@@ -135,7 +139,8 @@ class StreamWriter {
   const std::string subject_;
   WriterEnv& env_;
 
-  // Publishes wait here; the one at the front leads while none does.
+  // Publishes wait here; the one at the front leads while none does, and
+  // a leader that is done hands the lead to the new front.
   Mutex queue_mu_;
   std::deque<QueuedAppend*> queue_ ABSL_GUARDED_BY(queue_mu_);
   bool leading_ ABSL_GUARDED_BY(queue_mu_) = false;

@@ -44,6 +44,28 @@ TEST(StreamPolicyTest, AbsentKeysKeepDefaultsAndTheTextFormRoundTrips) {
   EXPECT_EQ(again, policy);
 }
 
+// The hot window is its own bound; the total retention is untouched by it,
+// and a policy without hot keys has no hot bound.
+TEST(StreamPolicyTest, HotKeysBoundTheHotWindowApartFromTheTotalRetention) {
+  ASSERT_OK_AND_ASSIGN(StreamPolicy policy,
+                       StreamPolicy::Parse("max_events=1000000 hot.max_age=1h "
+                                           "hot.max_bytes=64MiB hot.max_events=5000"));
+  EXPECT_EQ(policy.hot.max_age, absl::Hours(1));
+  EXPECT_EQ(policy.hot.max_bytes, 64u << 20);
+  EXPECT_EQ(policy.hot.max_events, 5000u);
+  EXPECT_EQ(policy.retention.max_events, 1000000u);
+  EXPECT_EQ(policy.retention.max_age, absl::ZeroDuration());
+  ASSERT_OK_AND_ASSIGN(StreamPolicy again, StreamPolicy::Parse(policy.ToString()));
+  EXPECT_EQ(again, policy);
+  ASSERT_OK_AND_ASSIGN(StreamPolicy plain, StreamPolicy::Parse("max_events=10"));
+  EXPECT_TRUE(plain.hot.unbounded());
+  EXPECT_THAT(
+      DifferingFields(plain, policy),
+      ::testing::ElementsAre("max_events", "hot.max_age", "hot.max_bytes", "hot.max_events"));
+  EXPECT_THAT(std::string(StreamPolicy::Parse("hot.max_events=many").status().message()),
+              HasSubstr("hot.max_events"));
+}
+
 TEST(StreamPolicyTest, BadInputNamesTheKey) {
   EXPECT_THAT(StreamPolicy::Parse("max_evnts=1").status(),
               HasErrorKind(ErrorKind::kInvalidArgument));

@@ -1,6 +1,9 @@
 #include "keel/tests/crash/crash_loop_options.h"
 
+#include <gtest/gtest.h>
+
 #include <cstdlib>
+#include <iostream>
 #include <optional>
 #include <random>
 #include <string>
@@ -33,6 +36,8 @@ std::optional<std::string> TakeFlag(absl::string_view name, int argc, char** arg
 absl::StatusOr<CrashLoopOptions> CrashLoopOptionsFrom(int& argc, char** argv) {
   std::optional<std::string> loops;
   std::optional<std::string> seed;
+  std::optional<std::string> minutes;
+  if (const char* value = std::getenv("KEEL_SOAK_MINUTES")) minutes = value;
   if (const char* value = std::getenv("KEEL_CRASH_LOOPS")) loops = value;
   if (const char* value = std::getenv("KEEL_CRASH_SEED")) seed = value;
   int kept = 1;
@@ -41,6 +46,8 @@ absl::StatusOr<CrashLoopOptions> CrashLoopOptionsFrom(int& argc, char** argv) {
       loops = value;
     } else if (std::optional<std::string> value = TakeFlag("seed", argc, argv, i)) {
       seed = value;
+    } else if (std::optional<std::string> value = TakeFlag("minutes", argc, argv, i)) {
+      minutes = value;
     } else {
       argv[kept++] = argv[i];
     }
@@ -50,6 +57,11 @@ absl::StatusOr<CrashLoopOptions> CrashLoopOptionsFrom(int& argc, char** argv) {
   if (loops.has_value() && (!absl::SimpleAtoi(*loops, &options.loops) || options.loops < 0)) {
     return absl::InvalidArgumentError(absl::StrCat("--loops takes a count, not '", *loops, "'"));
   }
+  if (minutes.has_value() &&
+      (!absl::SimpleAtod(*minutes, &options.minutes) || !(options.minutes > 0))) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("--minutes takes a positive number, not '", *minutes, "'"));
+  }
   if (seed.has_value() && !absl::SimpleAtoi(*seed, &options.seed)) {
     return absl::InvalidArgumentError(absl::StrCat("--seed takes a number, not '", *seed, "'"));
   }
@@ -58,6 +70,17 @@ absl::StatusOr<CrashLoopOptions> CrashLoopOptionsFrom(int& argc, char** argv) {
     options.seed = uint64_t{random()} << 32 | random();
   }
   return options;
+}
+
+int RunTestsWithOptions(const char* program, int argc, char** argv) {
+  absl::StatusOr<CrashLoopOptions> options = CrashLoopOptionsFrom(argc, argv);
+  if (!options.ok()) {
+    std::cerr << program << ": " << options.status().message() << "\n";
+    return 2;
+  }
+  SetRunOptions(*options);
+  ::testing::InitGoogleTest(&argc, argv);
+  return RUN_ALL_TESTS();
 }
 
 const CrashLoopOptions& RunOptions() { return Options(); }

@@ -1,10 +1,12 @@
-// The crash loop's run options: how many times the daemon is killed under
-// load, and the seed of every random choice (kill moments, streams, batch
-// sizes, pauses, page sizes), printed so that a failing run can be rerun
-// with the same choices (thread timing still varies).
+// The run options of the crash loop and the soak: how many times the
+// crash loop kills the daemon under load, how long the soak runs, and the
+// seed of every random choice (kill moments, streams, batch sizes, pauses,
+// page sizes), printed so that a failing run can be rerun with the same
+// choices (thread timing still varies).
 //
-//   --loops N  or KEEL_CRASH_LOOPS=N   (default 10)
-//   --seed S   or KEEL_CRASH_SEED=S    (default: a new random seed)
+//   --loops N    or KEEL_CRASH_LOOPS=N    (default 10)
+//   --minutes M  or KEEL_SOAK_MINUTES=M   (default 2)
+//   --seed S     or KEEL_CRASH_SEED=S     (default: a new random seed)
 //
 // A flag wins over the environment.
 #ifndef KEEL_TESTS_CRASH_CRASH_LOOP_OPTIONS_H_
@@ -18,6 +20,7 @@ namespace keel::crash_test {
 
 struct CrashLoopOptions {
   int loops = 10;
+  double minutes = 2;
   uint64_t seed = 0;
 };
 
@@ -28,6 +31,10 @@ absl::StatusOr<CrashLoopOptions> CrashLoopOptionsFrom(int& argc, char** argv);
 // The options main() read.
 const CrashLoopOptions& RunOptions();
 void SetRunOptions(const CrashLoopOptions& options);
+
+// A test binary's main: reads the options (exit 2 naming `program` on a
+// bad one), then runs the tests.
+int RunTestsWithOptions(const char* program, int argc, char** argv);
 
 }  // namespace keel::crash_test
 

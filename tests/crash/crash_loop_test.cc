@@ -67,24 +67,6 @@ std::vector<std::string> DaemonFlags(const std::string& sync,
   return flags;
 }
 
-absl::StatusOr<std::vector<StreamReplay>> ReplayStreams(const Endpoint& endpoint,
-                                                        const std::vector<std::string>& streams) {
-  EndpointClient client(endpoint);
-  std::vector<StreamReplay> replays;
-  for (const std::string& stream : streams) {
-    absl::StatusOr<std::vector<boost::json::object>> events =
-        daemon_test::ReplayAll(client.http(), stream);
-    if (!events.ok()) return events.status();
-    StreamReplay& replay = replays.emplace_back(StreamReplay{.stream = stream, .events = {}});
-    for (const boost::json::object& event : *events) {
-      absl::StatusOr<EventIdentity> identity = IdentityOf(event);
-      if (!identity.ok()) return identity.status();
-      replay.events.push_back(*std::move(identity));
-    }
-  }
-  return replays;
-}
-
 std::string LastLines(const std::string& text, int lines) {
   size_t at = text.size();
   for (int i = 0; i <= lines && at != std::string::npos && at > 0; ++i) {
@@ -226,13 +208,5 @@ INSTANTIATE_TEST_SUITE_P(Sync, CrashLoopTest, ::testing::Values("always", "none"
 }  // namespace keel::crash_test
 
 int main(int argc, char** argv) {
-  absl::StatusOr<keel::crash_test::CrashLoopOptions> options =
-      keel::crash_test::CrashLoopOptionsFrom(argc, argv);
-  if (!options.ok()) {
-    std::cerr << "crash_loop_test: " << options.status().message() << "\n";
-    return 2;
-  }
-  keel::crash_test::SetRunOptions(*options);
-  ::testing::InitGoogleTest(&argc, argv);
-  return RUN_ALL_TESTS();
+  return keel::crash_test::RunTestsWithOptions("crash_loop_test", argc, argv);
 }

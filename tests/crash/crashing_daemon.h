@@ -27,6 +27,7 @@ class CrashingDaemon {
   absl::StatusOr<int> Stop();
 
   const Endpoint& endpoint() const { return endpoint_; }
+  pid_t pid() const { return process_.pid(); }
   int kills() const { return kills_; }
   int moves() const { return moves_; }
   std::string Logs() const { return process_.Logs(); }

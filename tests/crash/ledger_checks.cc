@@ -3,8 +3,28 @@
 #include <map>
 
 #include "absl/strings/str_cat.h"
+#include "keel/tests/cmd/daemon/daemon_fixture.h"
+#include "keel/tests/crash/endpoint.h"
 
 namespace keel::crash_test {
+
+absl::StatusOr<std::vector<StreamReplay>> ReplayStreams(const Endpoint& endpoint,
+                                                        const std::vector<std::string>& streams) {
+  EndpointClient client(endpoint);
+  std::vector<StreamReplay> replays;
+  for (const std::string& stream : streams) {
+    absl::StatusOr<std::vector<boost::json::object>> events =
+        daemon_test::ReplayAll(client.http(), stream);
+    if (!events.ok()) return events.status();
+    StreamReplay& replay = replays.emplace_back(StreamReplay{.stream = stream, .events = {}});
+    for (const boost::json::object& event : *events) {
+      absl::StatusOr<EventIdentity> identity = IdentityOf(event);
+      if (!identity.ok()) return identity.status();
+      replay.events.push_back(*std::move(identity));
+    }
+  }
+  return replays;
+}
 
 void CheckStored(const std::vector<StreamReplay>& replays, const std::vector<Receipt>& receipts,
                  Failures& failures) {

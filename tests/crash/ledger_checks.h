@@ -7,6 +7,8 @@
 #include <string>
 #include <vector>
 
+#include "absl/status/statusor.h"
+#include "keel/tests/crash/endpoint.h"
 #include "keel/tests/crash/event_identity.h"
 #include "keel/tests/crash/failures.h"
 #include "keel/tests/crash/group_consumer.h"
@@ -19,6 +21,10 @@ struct StreamReplay {
   std::string stream;
   std::vector<EventIdentity> events;
 };
+
+// Every event of `streams`, replayed from `earliest` through `endpoint`.
+absl::StatusOr<std::vector<StreamReplay>> ReplayStreams(const Endpoint& endpoint,
+                                                        const std::vector<std::string>& streams);
 
 // Sequences 1..N without a gap; every acknowledged event stored exactly
 // once, at the sequence and with the id of its receipt; nothing stored that

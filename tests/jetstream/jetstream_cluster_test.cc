@@ -220,6 +220,59 @@ TEST(JetStreamClusterTest, AcknowledgedEventsSurviveKillingTheStreamLeader) {
   EXPECT_GT(outcomes.acknowledged.size(), before + 50) << "publishing did not resume";
 }
 
+// Publishers of one daemon keep many claims in flight at once on its one
+// connection, one per stream: through a killed stream leader every stream
+// stays 1..N, each acknowledged event once at its sequence, and every
+// publish that was not acknowledged is resolved (not stored, or said to be
+// unknown).
+TEST(JetStreamClusterTest, ManyPublishersOfOneDaemonAcrossStreamsSurviveKillingTheStreamLeader) {
+  NatsCluster& cluster = *SharedCluster();
+  const Config config = ReplicatedBus();
+  ASSERT_OK_AND_ASSIGN(auto bus, OpenDaemon(config));
+  constexpr int kStreams = 8;
+  constexpr int kPublishers = 24;
+  std::vector<Outcomes> outcomes(kStreams);
+  auto acknowledged = [&] {
+    size_t total = 0;
+    for (Outcomes& stream : outcomes) {
+      MutexLock lock(&stream.mu);
+      total += stream.acknowledged.size();
+    }
+    return total;
+  };
+  std::atomic<bool> stop{false};
+  std::vector<std::thread> publishers;
+  for (int p = 0; p < kPublishers; ++p) {
+    publishers.emplace_back([&, p] {
+      for (int i = 0; !stop.load(); ++i) {
+        const int stream = (p + i) % kStreams;
+        Publish(*bus, absl::StrCat("ledger-", stream), absl::StrCat("p", p, "-", i),
+                outcomes[stream]);
+      }
+    });
+  }
+  absl::SleepFor(absl::Milliseconds(500));
+  ASSERT_OK_AND_ASSIGN(int leader, cluster.LeaderOf(StreamOf(config)));
+  cluster.Kill(leader);
+  absl::SleepFor(absl::Seconds(2));
+  ASSERT_OK(cluster.Restart(leader));
+  ASSERT_OK(cluster.WaitReady());
+  const size_t before = acknowledged();
+  const absl::Time deadline = absl::Now() + absl::Seconds(60);
+  while (absl::Now() < deadline && acknowledged() <= before + 200) {
+    absl::SleepFor(absl::Milliseconds(200));
+  }
+  stop.store(true);
+  for (std::thread& publisher : publishers) publisher.join();
+
+  ASSERT_OK_AND_ASSIGN(auto reader, OpenDaemon(config));
+  for (int stream = 0; stream < kStreams; ++stream) {
+    SCOPED_TRACE(absl::StrCat("stream ledger-", stream));
+    ExpectAcknowledgedEventsOnceInOrder(*reader, absl::StrCat("ledger-", stream), outcomes[stream]);
+  }
+  EXPECT_GT(acknowledged(), before + 200) << "publishing did not resume";
+}
+
 TEST(JetStreamClusterTest, WithoutQuorumPublishesAreUnavailableAndRecoveryLosesNothing) {
   NatsCluster& cluster = *SharedCluster();
   Config config = ReplicatedBus();

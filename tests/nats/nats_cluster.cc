@@ -17,26 +17,12 @@
 #include "absl/strings/str_split.h"
 #include "keel/core/status_macros.h"
 #include "keel/drivers/jetstream/nats_client.h"
+#include "keel/tests/ports/free_port.h"
 
 namespace keel::jetstream::testing {
 namespace {
 
-// A port nothing listens on now (the kernel's pick for a socket bound to
-// port 0); the server binds it moments later.
-absl::StatusOr<int> FreePort() {
-  const int fd = socket(AF_INET, SOCK_STREAM, 0);
-  if (fd < 0) return absl::InternalError("socket() failed");
-  sockaddr_in address{};
-  address.sin_family = AF_INET;
-  address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  address.sin_port = 0;
-  socklen_t length = sizeof(address);
-  const bool ok = bind(fd, reinterpret_cast<sockaddr*>(&address), sizeof(address)) == 0 &&
-                  getsockname(fd, reinterpret_cast<sockaddr*>(&address), &length) == 0;
-  close(fd);
-  if (!ok) return absl::InternalError("cannot find a free loopback port");
-  return static_cast<int>(ntohs(address.sin_port));
-}
+using ::keel::testing::FreePort;
 
 // Whether `url` answers a JetStream account-info request without error.
 bool JetStreamAnswers(const std::string& url, const NatsAccess& access) {

@@ -1,6 +1,7 @@
 #include "keel/cmd/keel/server/metrics.h"
 
 #include "absl/strings/str_cat.h"
+#include "keel/cmd/keel/server/process_memory.h"
 
 namespace keel::server {
 namespace {
@@ -93,6 +94,9 @@ std::string Metrics::Render() const {
          "Bytes of events deleted past a retention bound.", trimmed_bytes_);
   Single(out, "keel_idempotency_keys_collected_total", "counter",
          "Expired idempotency keys removed.", collected_keys_);
+  Header(out, "keel_process_heap_bytes", "gauge",
+         "Heap memory the daemon's allocations hold (not what the allocator keeps freed).");
+  absl::StrAppend(&out, "keel_process_heap_bytes ", HeapInUseBytes(), "\n");
   publish_latency_.Render("keel_publish_latency_seconds",
                           "Publish request latency inside the daemon.", out);
   store_write_latency_.Render("keel_store_write_latency_seconds",

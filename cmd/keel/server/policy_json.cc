@@ -22,6 +22,8 @@ constexpr Member kRetention[] = {
 constexpr Member kDeadLetter[] = {{"maxAge", "dead_letter.max_age"},
                                   {"maxBytes", "dead_letter.max_bytes"},
                                   {"maxEvents", "dead_letter.max_events"}};
+constexpr Member kHot[] = {
+    {"maxAge", "hot.max_age"}, {"maxBytes", "hot.max_bytes"}, {"maxEvents", "hot.max_events"}};
 constexpr Member kTop[] = {{"maxPayloadBytes", "max_payload_bytes"},
                            {"dedupeWindow", "dedupe_window"},
                            {"partitions", "partitions"}};
@@ -77,7 +79,8 @@ absl::StatusOr<StreamPolicy> ParsePolicyJson(absl::string_view body) {
   json::object top = root.get_object();
   std::vector<std::string> items;
   for (auto [name, members] : {std::pair<const char*, const Member(*)[3]>{"retention", &kRetention},
-                               {"deadLetterRetention", &kDeadLetter}}) {
+                               {"deadLetterRetention", &kDeadLetter},
+                               {"hotRetention", &kHot}}) {
     if (const json::value* group = top.if_contains(name)) {
       KEEL_RETURN_IF_ERROR(AppendGroup(*group, *members, name, items));
       top.erase(name);
@@ -92,6 +95,7 @@ std::string PolicyJson(const StreamPolicy& policy) {
                       ",\"maxPayloadBytes\":", policy.max_payload_bytes,
                       ",\"dedupeWindow\":", JsonString(absl::FormatDuration(policy.dedupe_window)),
                       ",\"deadLetterRetention\":", LimitsJson(policy.dead_letter_retention),
+                      ",\"hotRetention\":", LimitsJson(policy.hot),
                       ",\"partitions\":", policy.partitions, "}");
 }
 

@@ -4,6 +4,7 @@
 //   {"retention": {"maxAge": "168h", "maxBytes": 1073741824, "maxEvents": 0},
 //    "maxPayloadBytes": 131072, "dedupeWindow": "2m",
 //    "deadLetterRetention": {"maxAge": "0s", "maxBytes": 0, "maxEvents": 0},
+//    "hotRetention": {"maxAge": "0s", "maxBytes": 0, "maxEvents": 0},
 //    "partitions": 0}
 //
 // Every member is optional on input (absent = default); unknown members are

@@ -102,6 +102,7 @@ class DaemonProcess {
   // Sends `signal` (SIGHUP, say) and returns at once.
   absl::Status Signal(int signal);
   uint16_t port() const { return port_; }
+  pid_t pid() const { return pid_; }  // -1 when not running.
   bool running() const { return pid_ > 0; }
   std::string Logs() const;
 

@@ -18,7 +18,9 @@ int RunApiCall(const ApiCall& call, CommandIo& io) {
   }
   client::HttpClient http(server->host, server->port, call.client);
   absl::StatusOr<client::ClientResponse> response =
-      call.method == "POST" ? http.PostJson(call.target, call.body) : http.Get(call.target);
+      call.method == "POST"  ? http.PostJson(call.target, call.body)
+      : call.method == "GET" ? http.Get(call.target)
+                             : http.Request(call.method, call.target, call.body);
   absl::Status status = response.ok() ? client::ErrorFromResponse(*response) : response.status();
   std::optional<absl::string_view> lines;
   if (status.ok()) {

@@ -18,7 +18,7 @@ namespace keel::cli {
 struct ApiCall {
   std::string command;  // For messages: "keel group".
   std::string server;   // --server, HOST:PORT.
-  std::string method;   // "GET" or "POST".
+  std::string method;   // "GET", "POST" or "DELETE".
   std::string target;   // client::BuildTarget(...).
   std::string body;     // JSON for POST.
   // Print each element of this array member on its own line instead of the

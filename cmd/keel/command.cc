@@ -22,6 +22,7 @@ std::vector<std::unique_ptr<Command>> BuiltinCommands() {
   commands.push_back(NewReplayCommand());
   commands.push_back(NewSelftestCommand());
   commands.push_back(NewStreamsCommand());
+  commands.push_back(NewSubscriptionCommand());
   commands.push_back(NewTailCommand());
   commands.push_back(NewTokenCommand());
   commands.push_back(NewVersionCommand());

@@ -58,6 +58,7 @@ std::unique_ptr<Command> NewReplayCommand();
 std::unique_ptr<Command> NewVersionCommand();
 std::unique_ptr<Command> NewSelftestCommand();
 std::unique_ptr<Command> NewStreamsCommand();
+std::unique_ptr<Command> NewSubscriptionCommand();  // over HTTP
 std::unique_ptr<Command> NewTailCommand();
 std::unique_ptr<Command> NewTokenCommand();
 

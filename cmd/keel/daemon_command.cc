@@ -22,6 +22,7 @@
 #include "keel/cmd/keel/server/api.h"
 #include "keel/cmd/keel/server/authenticator.h"
 #include "keel/cmd/keel/server/metrics.h"
+#include "keel/cmd/keel/server/push/push_service.h"
 #include "keel/cmd/keel/server/server.h"
 #include "keel/core/driver_factory.h"
 #include "keel/core/status_macros.h"
@@ -248,6 +249,9 @@ class DaemonCommand : public Command {
          "128KiB payloads, 2m dedupe window)")
         ("trim-interval", po::value<std::string>()->default_value("1s"),
          "how often the retention trimmer looks for streams over a bound")
+        ("push-ca-file", po::value<std::string>()->default_value(""),
+         "CA certificates (PEM) that https push-subscription endpoints must chain to "
+         "(empty: the system's)")
         ("log-level", po::value<std::string>()->default_value("info"),
          "debug, info, warn, error or off");
     AddTlsOptions(options);
@@ -290,12 +294,23 @@ class DaemonCommand : public Command {
     }
     AnnounceAuth(options->authenticator.get(), io, *context.logger);
     server::Api api(**bus, metrics);
-    server::Server server(*options, api, context.logger);
-    if (absl::Status started = server.Start(); !started.ok()) {
-      io.err << "keel daemon: " << started.message() << "\n";
+    push::PushServiceOptions push_options;
+    push_options.worker.ca_file = vars["push-ca-file"].as<std::string>();
+    push::PushService push(**bus, push_options, *context.logger);
+    if (absl::Status started = push.Start(); !started.ok()) {
+      io.err << "keel daemon: push subscriptions: " << started.message() << "\n";
       (*bus)->Close().IgnoreError();
       return kExitFailure;
     }
+    api.set_push(&push);
+    server::Server server(*options, api, context.logger);
+    if (absl::Status started = server.Start(); !started.ok()) {
+      io.err << "keel daemon: " << started.message() << "\n";
+      push.Stop();
+      (*bus)->Close().IgnoreError();
+      return kExitFailure;
+    }
+    push.SetSelfAddress(options->host, server.port());
     Announce(vars, *driver, server.port(), options->tls != nullptr, **bus, io);
     int signal = 0;
     while ((signal = AwaitSignal(signals)) == SIGHUP) {
@@ -303,7 +318,7 @@ class DaemonCommand : public Command {
       ReloadTls(options->tls.get(), *context.logger);
     }
     context.logger->Info(absl::StrCat("keel daemon: signal ", signal, ", shutting down"));
-    return Shutdown(server, api, **bus, *grace, io);
+    return Shutdown(server, api, push, **bus, *grace, io);
   }
 
  private:
@@ -375,11 +390,12 @@ class DaemonCommand : public Command {
     }
   }
 
-  static int Shutdown(server::Server& server, server::Api& api, EventBus& bus,
-                      absl::Duration grace, CommandIo& io) {
+  static int Shutdown(server::Server& server, server::Api& api, push::PushService& push,
+                      EventBus& bus, absl::Duration grace, CommandIo& io) {
     api.SetDraining();
     server.StopAccepting();
     bool drained = server.DrainRequests(grace);
+    push.Stop();  // Before the bus closes: a batch in flight is committed or left for next time.
     absl::Status closed = bus.Close(grace);
     server.Stop(grace);
     if (!drained || !closed.ok()) {

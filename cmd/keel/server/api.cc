@@ -63,7 +63,7 @@ HttpResponse Api::Serve(const HttpRequest& request, const RouteMatch& route) {
     HttpResponse response;
     response.status = 204;
     response.headers = {
-        {"Access-Control-Allow-Methods", "GET, POST, PUT, OPTIONS"},
+        {"Access-Control-Allow-Methods", "GET, POST, PUT, DELETE, OPTIONS"},
         {"Access-Control-Allow-Headers",
          "Authorization, Content-Type, Idempotency-Key, Last-Event-ID, Keel-Expected-Last-Sequence"},
         {"Access-Control-Max-Age", "600"}};
@@ -88,7 +88,8 @@ HttpResponse Api::Health(const HttpRequest&, const RouteParams&) {
 }
 
 HttpResponse Api::MetricsText(const HttpRequest&, const RouteParams&) {
-  HttpResponse response = JsonResponse(200, metrics_.Render() + GroupLagMetrics(bus_));
+  HttpResponse response =
+      JsonResponse(200, metrics_.Render() + GroupLagMetrics(bus_) + PushMetrics());
   response.content_type = "text/plain; version=0.0.4";
   return response;
 }

@@ -35,6 +35,10 @@
 #include "keel/cmd/keel/server/route_table.h"
 #include "keel/core/event_bus.h"
 
+namespace keel::push {
+class PushService;
+}  // namespace keel::push
+
 namespace keel::server {
 
 // A request and the route it resolved to (Api::Resolve), which refers to
@@ -113,6 +117,10 @@ class Api {
 
   EventBus& bus() { return bus_; }
   Metrics& metrics() { return metrics_; }
+  // The push subscriptions /v1/subscriptions serves (push/push_service.h);
+  // without one those routes answer 501. Set before the server starts; it
+  // must outlive the Api.
+  void set_push(push::PushService* push) { push_ = push; }
 
  private:
   // The table behind Resolve and Routes (api_routes.cc).
@@ -142,6 +150,16 @@ class Api {
   HttpResponse ListDeadLetters(const HttpRequest& request, const RouteParams& params);
   HttpResponse ShowDeadLetter(const HttpRequest& request, const RouteParams& params);
   HttpResponse RepublishDeadLetter(const HttpRequest& request, const RouteParams& params);
+  // push/subscriptions_api.cc (rfcs/0010-push-subscriptions.md).
+  HttpResponse CreateSubscription(const HttpRequest& request, const RouteParams& params);
+  HttpResponse ListSubscriptions(const HttpRequest& request, const RouteParams& params);
+  HttpResponse DescribeSubscription(const HttpRequest& request, const RouteParams& params);
+  HttpResponse PauseSubscription(const HttpRequest& request, const RouteParams& params);
+  HttpResponse ResumeSubscription(const HttpRequest& request, const RouteParams& params);
+  HttpResponse RotateSubscriptionSecrets(const HttpRequest& request, const RouteParams& params);
+  HttpResponse DeleteSubscription(const HttpRequest& request, const RouteParams& params);
+  // The push side of /metrics; "" without push subscriptions.
+  std::string PushMetrics();
 
   // Parses and checks a publish to `stream`: the publish, or the error answer.
   std::variant<ParsedPublish, HttpResponse> ParsePublish(absl::string_view stream,
@@ -200,6 +218,7 @@ class Api {
 
   EventBus& bus_;
   Metrics& metrics_;
+  push::PushService* push_ = nullptr;
   std::atomic<bool> draining_{false};
 };
 

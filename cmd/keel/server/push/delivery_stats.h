@@ -1,0 +1,50 @@
+// DeliveryStats: what a subscription's worker has done since the daemon
+// started — for GET /v1/subscriptions/{name} and /metrics. Counters are
+// kept in memory only; the durable part of a subscription's progress is its
+// cursors.
+//
+// Thread safety: safe to update and read concurrently.
+#ifndef KEEL_CMD_KEEL_SERVER_PUSH_DELIVERY_STATS_H_
+#define KEEL_CMD_KEEL_SERVER_PUSH_DELIVERY_STATS_H_
+
+#include <atomic>
+#include <cstdint>
+#include <string>
+
+#include "absl/base/thread_annotations.h"
+#include "absl/time/time.h"
+#include "keel/core/mutex.h"
+
+namespace keel::push {
+
+struct DeliveryCounts {
+  uint64_t deliveries = 0;        // Batches the endpoint acknowledged (2xx).
+  uint64_t events_delivered = 0;  // Events in them.
+  uint64_t failures = 0;          // POSTs that failed (any non-2xx or no answer).
+  uint64_t retries = 0;           // POSTs repeated after a failure.
+  uint64_t dead_lettered = 0;     // Events moved to the dead-letter stream.
+  uint64_t latency_count = 0;     // Answered POSTs, and their total time:
+  absl::Duration latency_sum;     //   endpoint latency = sum / count.
+  int last_status = 0;            // Of the last POST; 0 when it had no answer.
+  std::string last_error;         // The last failure's reason.
+  absl::Time last_error_time = absl::InfinitePast();
+};
+
+class DeliveryStats {
+ public:
+  void Delivered(uint64_t events, int status, absl::Duration latency);
+  void Failed(int status, const std::string& reason, absl::Duration latency);
+  void Retried() { retries_.fetch_add(1, std::memory_order_relaxed); }
+  void DeadLettered(uint64_t events) { dead_lettered_.fetch_add(events); }
+  DeliveryCounts Snapshot() const;
+
+ private:
+  std::atomic<uint64_t> retries_{0};
+  std::atomic<uint64_t> dead_lettered_{0};
+  mutable Mutex mu_;
+  DeliveryCounts counts_ ABSL_GUARDED_BY(mu_);
+};
+
+}  // namespace keel::push
+
+#endif  // KEEL_CMD_KEEL_SERVER_PUSH_DELIVERY_STATS_H_

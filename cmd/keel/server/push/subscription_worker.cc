@@ -1,0 +1,114 @@
+#include "keel/cmd/keel/server/push/subscription_worker.h"
+
+#include "absl/strings/str_cat.h"
+#include "keel/cmd/keel/server/push/endpoint_sender.h"
+#include "keel/cmd/keel/server/push/stream_delivery.h"
+#include "keel/core/status_macros.h"
+
+namespace keel::push {
+namespace {
+
+constexpr size_t kMaxListedStreams = 100'000;
+// After an error (the store, a dead letter that could not be published)
+// the worker waits at least this long before trying again.
+constexpr absl::Duration kErrorPause = absl::Seconds(1);
+
+}  // namespace
+
+SubscriptionWorker::SubscriptionWorker(EventBus& bus, PushSubscription subscription, bool paused,
+                                       DeliveryStats& stats, WorkerOptions options, Logger& logger)
+    : bus_(bus),
+      subscription_(std::move(subscription)),
+      stats_(stats),
+      options_(std::move(options)),
+      logger_(logger),
+      paused_(paused),
+      secrets_(subscription_.secrets) {}
+
+SubscriptionWorker::~SubscriptionWorker() { Stop(); }
+
+void SubscriptionWorker::Start() {
+  thread_ = std::thread([this] { Run(); });
+}
+
+void SubscriptionWorker::Stop() {
+  {
+    MutexLock lock(&mu_);
+    stopping_ = true;
+    changed_.SignalAll();
+  }
+  if (thread_.joinable()) thread_.join();
+}
+
+void SubscriptionWorker::SetPaused(bool paused) {
+  MutexLock lock(&mu_);
+  paused_ = paused;
+  changed_.SignalAll();
+}
+
+void SubscriptionWorker::SetSecrets(std::vector<std::string> secrets) {
+  MutexLock lock(&mu_);
+  secrets_ = std::move(secrets);
+}
+
+std::vector<std::string> SubscriptionWorker::Secrets() {
+  MutexLock lock(&mu_);
+  return secrets_;
+}
+
+bool SubscriptionWorker::Sleep(absl::Duration delay) {
+  const absl::Time deadline = absl::Now() + delay;
+  MutexLock lock(&mu_);
+  while (!stopping_ && !paused_ && absl::Now() < deadline) {
+    changed_.WaitWithDeadline(&mu_, deadline);
+  }
+  return !stopping_ && !paused_;
+}
+
+absl::StatusOr<std::vector<std::string>> SubscriptionWorker::MatchingStreams(
+    EventBus& bus, const PushSubscription& subscription) {
+  std::vector<std::string> streams;
+  Replayer* replayer = bus.replayer();
+  if (replayer == nullptr) return absl::UnimplementedError("this driver keeps no history");
+  KEEL_ASSIGN_OR_RETURN(
+      std::vector<StreamInfo> infos,
+      replayer->ListStreams(subscription.streams.literal_prefix(), kMaxListedStreams));
+  for (const StreamInfo& info : infos) {
+    if (subscription.streams.Matches(info.stream)) streams.push_back(info.stream);
+  }
+  return streams;
+}
+
+void SubscriptionWorker::Run() {
+  absl::StatusOr<EndpointUrl> url = ParseEndpointUrl(subscription_.endpoint);
+  if (!url.ok()) return;  // Validated when declared.
+  EndpointSender sender(*url, subscription_.timeout, options_.ca_file);
+  StreamDelivery delivery(
+      bus_, subscription_, sender, stats_, [this](absl::Duration d) { return Sleep(d); },
+      [this] { return Secrets(); });
+  for (;;) {
+    {
+      MutexLock lock(&mu_);
+      while (paused_ && !stopping_) changed_.Wait(&mu_);
+      if (stopping_) return;
+    }
+    bool progress = false;
+    absl::Status status = [&]() -> absl::Status {
+      KEEL_ASSIGN_OR_RETURN(std::vector<std::string> streams, MatchingStreams(bus_, subscription_));
+      for (const std::string& stream : streams) {
+        KEEL_ASSIGN_OR_RETURN(bool stepped, delivery.Step(stream));
+        progress = progress || stepped;
+      }
+      return absl::OkStatus();
+    }();
+    if (!status.ok()) {
+      if (GetErrorKind(status) == ErrorKind::kClosed) return;  // The bus is shutting down.
+      logger_.Warn(absl::StrCat("push subscription ", subscription_.name, ": ", status.message()));
+      Sleep(kErrorPause);
+      continue;
+    }
+    if (!progress) Sleep(options_.poll_interval);
+  }
+}
+
+}  // namespace keel::push

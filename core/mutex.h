@@ -34,9 +34,13 @@ class ABSL_LOCKABLE Mutex {
   Mutex& operator=(const Mutex&) = delete;
 
   void Lock() ABSL_EXCLUSIVE_LOCK_FUNCTION() { mu_.lock(); }
+  // Touches nothing of the mutex once it is released: a waiter woken by
+  // what this thread did under the lock may destroy it at once (a
+  // Notification waited on and then freed, for one). The awaiters are woken
+  // while the lock is still held; they wait for it before re-checking.
   void Unlock() ABSL_UNLOCK_FUNCTION() {
-    mu_.unlock();
     if (awaiters_.load(std::memory_order_acquire) > 0) released_.notify_all();
+    mu_.unlock();
   }
   void ReaderLock() ABSL_SHARED_LOCK_FUNCTION() { mu_.lock_shared(); }
   void ReaderUnlock() ABSL_UNLOCK_FUNCTION() { mu_.unlock_shared(); }

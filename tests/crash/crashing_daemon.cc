@@ -19,8 +19,13 @@ absl::Status CrashingDaemon::Start() {
 }
 
 absl::Status CrashingDaemon::KillAndRestart() {
-  if (absl::StatusOr<int> killed = process_.Terminate(SIGKILL); !killed.ok()) {
-    return killed.status();
+  absl::StatusOr<int> killed = process_.Terminate(SIGKILL);
+  if (!killed.ok()) return killed.status();
+  // A daemon the kill found already gone died on its own (a failed check, a
+  // sanitizer's report): the loop would only restart it and go on.
+  if (*killed != -1) {
+    return absl::InternalError(absl::StrCat("keel daemon exited by itself (status ", *killed,
+                                            ") before it was killed:\n", process_.Logs()));
   }
   ++kills_;
   // While the port is free another process may take it (the kernel hands it

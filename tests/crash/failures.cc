@@ -6,7 +6,7 @@ namespace keel::crash_test {
 
 void Failures::Add(absl::string_view kind, std::string what) {
   count_.fetch_add(1);
-  absl::MutexLock lock(&mutex_);
+  MutexLock lock(&mutex_);
   auto it = std::find_if(kinds_.begin(), kinds_.end(),
                          [kind](const Kind& known) { return known.name == kind; });
   if (it == kinds_.end())
@@ -16,7 +16,7 @@ void Failures::Add(absl::string_view kind, std::string what) {
 }
 
 std::string Failures::Describe() const {
-  absl::MutexLock lock(&mutex_);
+  MutexLock lock(&mutex_);
   std::string out;
   for (const Kind& kind : kinds_) {
     absl::StrAppend(&out, kind.name, ": ", kind.count, kind.count == 1 ? " failure" : " failures",

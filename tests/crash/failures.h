@@ -12,7 +12,7 @@
 
 #include "absl/base/thread_annotations.h"
 #include "absl/strings/string_view.h"
-#include "absl/synchronization/mutex.h"
+#include "keel/core/mutex.h"
 
 namespace keel::crash_test {
 
@@ -37,7 +37,7 @@ class Failures {
   };
 
   std::atomic<size_t> count_{0};
-  mutable absl::Mutex mutex_;
+  mutable Mutex mutex_;
   std::vector<Kind> kinds_ ABSL_GUARDED_BY(mutex_);  // In order of the first failure.
 };
 

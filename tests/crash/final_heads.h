@@ -10,26 +10,26 @@
 #include <string>
 
 #include "absl/base/thread_annotations.h"
-#include "absl/synchronization/mutex.h"
+#include "keel/core/mutex.h"
 
 namespace keel::crash_test {
 
 class FinalHeads {
  public:
   void Set(std::map<std::string, uint64_t> heads) {
-    absl::MutexLock lock(&mutex_);
+    MutexLock lock(&mutex_);
     heads_ = std::move(heads);
   }
   // Unknown (nullopt) while publishers may still publish.
   std::optional<uint64_t> Of(const std::string& stream) const {
-    absl::MutexLock lock(&mutex_);
+    MutexLock lock(&mutex_);
     if (!heads_) return std::nullopt;
     auto it = heads_->find(stream);
     return it == heads_->end() ? uint64_t{0} : it->second;
   }
 
  private:
-  mutable absl::Mutex mutex_;
+  mutable Mutex mutex_;
   std::optional<std::map<std::string, uint64_t>> heads_ ABSL_GUARDED_BY(mutex_);
 };
 

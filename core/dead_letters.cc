@@ -4,6 +4,7 @@
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "absl/time/time.h"
 #include "keel/core/errors.h"
 #include "keel/core/fnv.h"
 #include "keel/core/policy_registry.h"
@@ -50,6 +51,10 @@ Event MakeDeadLetter(const Event& event, absl::string_view group, absl::string_v
   letter.attributes[kDlqSourceStream] = event.stream;
   letter.attributes[kDlqSourceSequence] = absl::StrCat(event.sequence);
   letter.attributes[kDlqSourceId] = event.id;
+  if (event.time != absl::InfinitePast()) {
+    letter.attributes[kDlqSourceTime] =
+        absl::FormatTime("%Y-%m-%d%ET%H:%M:%E9SZ", event.time, absl::UTCTimeZone());
+  }
   letter.attributes[kDlqGroup] = std::string(group);
   letter.attributes[kDlqReason] = std::string(reason.substr(0, kMaxDlqReasonBytes));
   letter.attributes[kDlqAttempts] = absl::StrCat(attempts);
@@ -105,14 +110,18 @@ absl::StatusOr<DeadLetter> GetDeadLetter(EventBus& bus, absl::string_view stream
   return DecodeDeadLetter(std::move(page.events.front()), bus.replayer()->epoch());
 }
 
-absl::StatusOr<Receipt> Republish(EventBus& bus, absl::string_view stream, uint64_t sequence) {
-  KEEL_ASSIGN_OR_RETURN(DeadLetter letter, GetDeadLetter(bus, stream, sequence));
-  if (letter.source_stream != stream) {
-    return InvalidArgument(absl::StrCat("dead letter ", sequence, " came from '",
-                                        letter.source_stream, "', not '", stream, "'"));
-  }
+Event OriginalEvent(const DeadLetter& letter) {
   Event event;
   event.stream = letter.source_stream;
+  event.sequence = letter.source_sequence;
+  event.id = letter.source_id;
+  event.time = letter.event.time;
+  std::string error;
+  absl::Time source_time;
+  if (absl::ParseTime(absl::RFC3339_full, Attribute(letter.event, kDlqSourceTime), &source_time,
+                      &error)) {
+    event.time = source_time;
+  }
   event.type = letter.event.type;
   event.tenant = letter.event.tenant;
   event.payload = letter.event.payload;
@@ -120,6 +129,20 @@ absl::StatusOr<Receipt> Republish(EventBus& bus, absl::string_view stream, uint6
   for (const auto& [key, value] : letter.event.attributes) {
     if (!absl::StartsWith(key, kDlqPrefix)) event.attributes.emplace(key, value);
   }
+  return event;
+}
+
+absl::StatusOr<Receipt> Republish(EventBus& bus, absl::string_view stream, uint64_t sequence) {
+  KEEL_ASSIGN_OR_RETURN(DeadLetter letter, GetDeadLetter(bus, stream, sequence));
+  if (letter.source_stream != stream) {
+    return InvalidArgument(absl::StrCat("dead letter ", sequence, " came from '",
+                                        letter.source_stream, "', not '", stream, "'"));
+  }
+  // Republished as a new event: the bus assigns its sequence, id and time.
+  Event event = OriginalEvent(letter);
+  event.sequence = 0;
+  event.id.clear();
+  event.time = absl::InfinitePast();
   const std::string cursor = letter.cursor.Encode();
   event.attributes[kRepublishedFrom] = cursor;
   event.idempotency_key = absl::StrCat("keel.republish:", cursor);

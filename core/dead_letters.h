@@ -8,6 +8,7 @@
 //   keel.dlq.source_stream    the stream the event was consumed from
 //   keel.dlq.source_sequence  its sequence there
 //   keel.dlq.source_id        its id
+//   keel.dlq.source_time      its publish time (RFC 3339, UTC, nanoseconds)
 //   keel.dlq.group            the consumer group that gave up
 //   keel.dlq.reason           the handler's last error message
 //   keel.dlq.attempts         how many times the handler was called
@@ -41,6 +42,7 @@ namespace keel {
 inline constexpr char kDlqSourceStream[] = "keel.dlq.source_stream";
 inline constexpr char kDlqSourceSequence[] = "keel.dlq.source_sequence";
 inline constexpr char kDlqSourceId[] = "keel.dlq.source_id";
+inline constexpr char kDlqSourceTime[] = "keel.dlq.source_time";
 inline constexpr char kDlqGroup[] = "keel.dlq.group";
 inline constexpr char kDlqReason[] = "keel.dlq.reason";
 inline constexpr char kDlqAttempts[] = "keel.dlq.attempts";
@@ -78,6 +80,12 @@ absl::StatusOr<DeadLetter> DecodeDeadLetter(Event event, uint64_t epoch);
 // stream), at most `limit`.
 absl::StatusOr<DeadLetterPage> ListDeadLetters(EventBus& bus, absl::string_view stream,
                                                const Position& after, size_t limit);
+
+// The event `letter` was made from, as its source stream holds it: stream,
+// sequence, id and publish time restored (the time is the dead letter's own
+// for letters made before the source time was kept), the keel.dlq.*
+// attributes dropped.
+Event OriginalEvent(const DeadLetter& letter);
 
 // The dead letter at `sequence` of `stream`'s dead-letter stream; kNotFound
 // when there is none.

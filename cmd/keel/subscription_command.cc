@@ -9,6 +9,7 @@
 //   keel subscription pause    --name billing
 //   keel subscription resume   --name billing
 //   keel subscription secrets  --name billing --secret NEW [--secret OLD]
+//   keel subscription redrive  --name billing [--from-sequence N] [--to-sequence M]
 //   keel subscription delete   --name billing
 #include <boost/json.hpp>
 #include <boost/program_options/value_semantic.hpp>
@@ -58,18 +59,26 @@ std::string CreateBody(const po::variables_map& vars) {
   return json::serialize(body);
 }
 
+// The range `redrive` sends: "" for every dead letter not redriven yet.
+std::string RedriveBody(const po::variables_map& vars) {
+  json::object body;
+  if (vars.count("from-sequence")) body["fromSequence"] = vars["from-sequence"].as<uint64_t>();
+  if (vars.count("to-sequence")) body["toSequence"] = vars["to-sequence"].as<uint64_t>();
+  return body.empty() ? "" : json::serialize(body);
+}
+
 class SubscriptionCommand : public Command {
  public:
   absl::string_view name() const override { return "subscription"; }
   absl::string_view summary() const override {
-    return "create, list, describe, pause, resume, rotate secrets of or delete push "
-           "subscriptions on a running daemon";
+    return "create, list, describe, pause, resume, rotate secrets of, redrive the dead letters "
+           "of or delete push subscriptions on a running daemon";
   }
   void AddOptions(po::options_description& options) const override {
     AddServerOption(options);
     options.add_options()(
         "action", po::value<std::string>(),
-        "create | list | describe | pause | resume | secrets | delete (positional)")(
+        "create | list | describe | pause | resume | secrets | redrive | delete (positional)")(
         "name", po::value<std::string>(), "the subscription (all but list)")(
         "streams", po::value<std::string>(),
         "create: the streams, a name, a prefix ('orders.*') or a glob ('*.eu')")(
@@ -86,16 +95,22 @@ class SubscriptionCommand : public Command {
         "max-backoff-ms", po::value<uint64_t>(), "create: the backoff's cap")(
         "start", po::value<std::string>(), "create: earliest (default) or latest")(
         "allow-self", po::bool_switch()->default_value(false),
-        "create: allow the daemon's own address as the endpoint");
+        "create: allow the daemon's own address as the endpoint")(
+        "from-sequence", po::value<uint64_t>(),
+        "redrive: the first dead letter (its sequence on the dead-letter stream) to send again; "
+        "default: the first not redriven yet")(
+        "to-sequence", po::value<uint64_t>(),
+        "redrive: the last dead letter to send again; default: the newest");
   }
   std::vector<std::string> Positionals() const override { return {"action"}; }
 
   int Run(const po::variables_map& vars, CommandIo& io) const override {
     auto usage = [&io](absl::string_view message) { return UsageError(io, kName, message); };
-    const std::string action =
-        ActionIn(vars, {"create", "list", "describe", "pause", "resume", "secrets", "delete"});
+    const std::string action = ActionIn(
+        vars, {"create", "list", "describe", "pause", "resume", "secrets", "redrive", "delete"});
     if (action.empty()) {
-      return usage("give an action: create, list, describe, pause, resume, secrets or delete");
+      return usage(
+          "give an action: create, list, describe, pause, resume, secrets, redrive or delete");
     }
     ApiCall call{kName, vars["server"].as<std::string>(), "GET", "", "",
                  "",    ClientOptionsFrom(vars)};
@@ -130,6 +145,7 @@ class SubscriptionCommand : public Command {
       body["secrets"] = SecretsOf(vars);
       call.body = json::serialize(body);
     }
+    if (action == "redrive") call.body = RedriveBody(vars);
     call.method = "POST";
     call.target = client::BuildTarget({"v1", "subscriptions", absl::StrCat(name, ":", action)});
     return RunApiCall(call, io);

@@ -8,60 +8,13 @@
 
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
-#include "keel/tests/push/push_daemon.h"
+#include "keel/tests/push/delivery_fixture.h"
 
 namespace keel::push_test {
 namespace {
 
 using ::testing::ElementsAre;
 using ::testing::ElementsAreArray;
-
-constexpr char kSecret[] = "a-signing-secret-of-32-bytes-...";
-
-json::object Declaration(const std::string& name, const std::string& streams,
-                         const std::string& endpoint) {
-  json::object retry;
-  retry["maxAttempts"] = 10;
-  retry["initialBackoffMs"] = 10;
-  retry["maxBackoffMs"] = 50;
-  json::object d;
-  d["name"] = name;
-  d["streams"] = streams;
-  d["endpoint"] = endpoint;
-  d["timeoutMs"] = 300;
-  d["retry"] = std::move(retry);
-  d["secrets"] = json::array{kSecret};
-  return d;
-}
-
-std::vector<uint64_t> OneTo(uint64_t n) {
-  std::vector<uint64_t> out;
-  for (uint64_t i = 1; i <= n; ++i) out.push_back(i);
-  return out;
-}
-
-class PushDeliveryTest : public ::testing::Test {
- protected:
-  void SetUp() override {
-    ASSERT_TRUE(daemon_.Start().ok());
-    http_ = daemon_.NewClient();
-  }
-
-  void Create(const json::object& declaration) {
-    absl::StatusOr<client::ClientResponse> created = CreateSubscription(*http_, declaration);
-    ASSERT_TRUE(created.ok()) << created.status();
-    ASSERT_EQ(created->status, 201) << created->body;
-  }
-
-  json::object Describe(const std::string& name) {
-    absl::StatusOr<client::ClientResponse> response = http_->Get("/v1/subscriptions/" + name);
-    EXPECT_TRUE(response.ok() && response->status == 200);
-    return json::parse(response->body).as_object();
-  }
-
-  PushDaemon daemon_;
-  std::unique_ptr<client::HttpClient> http_;
-};
 
 // 500, then a timeout, then 429 with Retry-After, then success: the batch
 // goes out four times with the same events and attempts 1..4, later
@@ -74,7 +27,7 @@ TEST_F(PushDeliveryTest, RetriesThroughFailuresTimeoutsAndThrottlingThenDelivers
     if (index == 2) return Reply{429, {{"Retry-After", "1"}}};
     return Reply{200};
   });
-  Create(Declaration("orders-hook", "orders.*", receiver.url()));
+  Create(FastRetryDeclaration("orders-hook", "orders.*", receiver.url()));
   for (int i = 1; i <= 20; ++i) {
     ASSERT_TRUE(PublishN(*http_, i % 2 ? "orders.a" : "orders.b", "order.created", i).ok());
   }
@@ -121,7 +74,7 @@ TEST_F(PushDeliveryTest, RejectedEventsBecomeDeadLettersAndDeliveryMovesOn) {
   TestReceiver receiver([](const ReceivedRequest& request, int) {
     return absl::StrContains(request.body, "order.poison") ? Reply{400} : Reply{200};
   });
-  json::object declaration = Declaration("strict", "orders", receiver.url());
+  json::object declaration = FastRetryDeclaration("strict", "orders", receiver.url());
   declaration["batchSize"] = 1;
   Create(declaration);
   ASSERT_TRUE(PublishN(*http_, "orders", "order.created", 1).ok());
@@ -156,7 +109,7 @@ TEST_F(PushDeliveryTest, ExhaustedRetriesBecomeDeadLetters) {
   TestReceiver receiver([](const ReceivedRequest& request, int) {
     return absl::StrContains(request.body, "order.flaky") ? Reply{503} : Reply{200};
   });
-  json::object declaration = Declaration("patient", "orders", receiver.url());
+  json::object declaration = FastRetryDeclaration("patient", "orders", receiver.url());
   declaration["batchSize"] = 1;
   declaration["retry"].as_object()["maxAttempts"] = 3;
   Create(declaration);
@@ -186,7 +139,7 @@ TEST_F(PushDeliveryTest, RestartResumesWhereDeliveryStopped) {
     if (index >= 2 && hold.load()) return Reply{503, {}, absl::Seconds(1)};
     return Reply{200};
   });
-  json::object declaration = Declaration("resumer", "orders", receiver.url());
+  json::object declaration = FastRetryDeclaration("resumer", "orders", receiver.url());
   declaration["batchSize"] = 5;
   for (int i = 1; i <= 30; ++i) ASSERT_TRUE(PublishN(*http_, "orders", "order.created", i).ok());
   Create(declaration);
@@ -214,10 +167,10 @@ TEST_F(PushDeliveryTest, RestartResumesWhereDeliveryStopped) {
 TEST_F(PushDeliveryTest, SlowEndpointDelaysNoOtherSubscription) {
   TestReceiver slow([](const ReceivedRequest&, int) { return Reply{200, {}, absl::Seconds(30)}; });
   TestReceiver fast([](const ReceivedRequest&, int) { return Reply{200}; });
-  json::object slow_declaration = Declaration("slow", "orders", slow.url());
+  json::object slow_declaration = FastRetryDeclaration("slow", "orders", slow.url());
   slow_declaration["timeoutMs"] = 60000;
   Create(slow_declaration);
-  Create(Declaration("fast", "orders", fast.url()));
+  Create(FastRetryDeclaration("fast", "orders", fast.url()));
   for (int i = 1; i <= 10; ++i) ASSERT_TRUE(PublishN(*http_, "orders", "order.created", i).ok());
   ASSERT_TRUE(fast.WaitFor(
       [](const std::vector<ReceivedRequest>& r) { return Acknowledged(r).size() >= 10; }, kWait));

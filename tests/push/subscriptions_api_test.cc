@@ -105,6 +105,31 @@ TEST_F(SubscriptionsApiTest, RefusesBadDeclarationsAndTheDaemonItself) {
   EXPECT_EQ(missing->status, 404);
 }
 
+// Redrive names a subscription and, optionally, a range of dead letters;
+// with none to send it answers and does nothing.
+TEST_F(SubscriptionsApiTest, RedriveRefusesBadRangesAndUnknownNames) {
+  std::vector<std::string> run =
+      Keel({"subscription", "create", "--name", "hook", "--streams", "orders", "--endpoint",
+            receiver_.url(), "--secret", kSecret});
+  ASSERT_EQ(run[0], "0") << run[2];
+  auto redrive = [&](const std::string& name, const std::string& body) {
+    absl::StatusOr<client::ClientResponse> response =
+        http_->PostJson("/v1/subscriptions/" + name + ":redrive", body);
+    EXPECT_TRUE(response.ok());
+    return *response;
+  };
+  EXPECT_EQ(redrive("nope", "").status, 404);
+  for (const char* body : {R"({"fromSequence":0})", R"({"colour":1})", R"({"toSequence":"2"})",
+                           R"({"fromSequence":3,"toSequence":2})", "[]"}) {
+    client::ClientResponse r = redrive("hook", body);
+    EXPECT_EQ(r.status, 400) << body;
+    EXPECT_EQ(Code(r), "invalid_argument") << body;
+  }
+  run = Keel({"subscription", "redrive", "--name", "hook", "--from-sequence", "1"});
+  ASSERT_EQ(run[0], "0") << run[2];
+  EXPECT_EQ(json::parse(run[1]).at("redrive").at("state").as_string(), "none");
+}
+
 // Only matching events go out: the type prefix and tenant filter, and
 // streams the pattern does not name.
 TEST_F(SubscriptionsApiTest, FiltersByPatternTypeAndTenant) {

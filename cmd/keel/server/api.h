@@ -157,6 +157,7 @@ class Api {
   HttpResponse PauseSubscription(const HttpRequest& request, const RouteParams& params);
   HttpResponse ResumeSubscription(const HttpRequest& request, const RouteParams& params);
   HttpResponse RotateSubscriptionSecrets(const HttpRequest& request, const RouteParams& params);
+  HttpResponse RedriveSubscription(const HttpRequest& request, const RouteParams& params);
   HttpResponse DeleteSubscription(const HttpRequest& request, const RouteParams& params);
   // The push side of /metrics; "" without push subscriptions.
   std::string PushMetrics();

@@ -72,6 +72,8 @@ TEST(ApiRoutesTest, EachDocumentedRouteResolvesToItsHandlerScopeAndSegments) {
        {{"name", "billing"}}},
       {"POST", "/v1/subscriptions/billing:secrets", "rotate subscription secrets", Scope::kAdmin,
        {{"name", "billing"}}},
+      {"POST", "/v1/subscriptions/billing:redrive", "redrive subscription", Scope::kAdmin,
+       {{"name", "billing"}}},
       {"GET", "/healthz", "health", Scope::kNone, {}},
       {"GET", "/readyz", "readiness", Scope::kNone, {}},
       {"GET", "/metrics", "metrics", Scope::kReadAll, {}},

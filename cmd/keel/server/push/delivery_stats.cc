@@ -23,6 +23,11 @@ void DeliveryStats::Failed(int status, const std::string& reason, absl::Duration
   counts_.last_error_time = absl::Now();
 }
 
+void DeliveryStats::RedriveFailed(const std::string& reason) {
+  MutexLock lock(&mu_);
+  counts_.redrive_error = reason;
+}
+
 DeliveryCounts DeliveryStats::Snapshot() const {
   DeliveryCounts counts;
   {
@@ -31,6 +36,7 @@ DeliveryCounts DeliveryStats::Snapshot() const {
   }
   counts.retries = retries_.load(std::memory_order_relaxed);
   counts.dead_lettered = dead_lettered_.load();
+  counts.redriven = redriven_.load();
   return counts;
 }
 

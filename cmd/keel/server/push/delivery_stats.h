@@ -28,6 +28,8 @@ struct DeliveryCounts {
   int last_status = 0;            // Of the last POST; 0 when it had no answer.
   std::string last_error;         // The last failure's reason.
   absl::Time last_error_time = absl::InfinitePast();
+  uint64_t redriven = 0;      // Dead letters the endpoint acknowledged on redrive.
+  std::string redrive_error;  // Why the last redrive stopped; "" while none failed.
 };
 
 class DeliveryStats {
@@ -36,11 +38,16 @@ class DeliveryStats {
   void Failed(int status, const std::string& reason, absl::Duration latency);
   void Retried() { retries_.fetch_add(1, std::memory_order_relaxed); }
   void DeadLettered(uint64_t events) { dead_lettered_.fetch_add(events); }
+  void Redriven(uint64_t events) { redriven_.fetch_add(events); }
+  // A redrive stopped at a batch that failed; a new redrive clears it.
+  void RedriveFailed(const std::string& reason);
+  void RedriveStarted() { RedriveFailed(""); }
   DeliveryCounts Snapshot() const;
 
  private:
   std::atomic<uint64_t> retries_{0};
   std::atomic<uint64_t> dead_lettered_{0};
+  std::atomic<uint64_t> redriven_{0};
   mutable Mutex mu_;
   DeliveryCounts counts_ ABSL_GUARDED_BY(mu_);
 };

@@ -1,5 +1,6 @@
 #include "keel/cmd/keel/server/push/push_service.h"
 
+#include <algorithm>
 #include <boost/asio/ip/address.hpp>
 #include <functional>
 
@@ -59,6 +60,7 @@ void PushService::Stop() {
 void PushService::StartWorker(Entry& entry) {
   entry.worker = std::make_unique<SubscriptionWorker>(
       bus_, entry.stored.subscription, entry.stored.paused, *entry.stats, options_.worker, logger_);
+  if (entry.stored.redrive_until > 0) entry.worker->SetRedrive(entry.stored.redrive_until);
   entry.worker->Start();
 }
 
@@ -188,12 +190,66 @@ absl::Status PushService::Delete(const std::string& name) {
   return absl::OkStatus();
 }
 
+absl::StatusOr<uint64_t> PushService::PrepareRedrive(const PushSubscription& subscription,
+                                                     RedriveRange range) {
+  ConsumerGroups* groups = bus_.groups();
+  Replayer* replayer = bus_.replayer();
+  if (groups == nullptr || replayer == nullptr) {
+    return absl::UnimplementedError("this driver keeps no consumer groups");
+  }
+  if (range.to != 0 && range.from > range.to) {
+    return InvalidArgument("the redrive's fromSequence is after its toSequence");
+  }
+  const std::string dlq = subscription.DeadLetterStream();
+  absl::StatusOr<StreamInfo> bounds = replayer->Bounds(dlq);
+  if (GetErrorKind(bounds.status()) == ErrorKind::kNotFound) return 0;
+  KEEL_RETURN_IF_ERROR(bounds.status());
+  if (bounds->last_sequence == 0) return 0;
+  const uint64_t until =
+      range.to == 0 ? bounds->last_sequence : std::min(range.to, bounds->last_sequence);
+  if (range.from == 0) return until;
+  if (range.from > until) {
+    return InvalidArgument(absl::StrCat("'", dlq, "' has no dead letters from ", range.from,
+                                        " (its newest is ", bounds->last_sequence, ")"));
+  }
+  const std::string group = subscription.RedriveGroupName();
+  absl::Status sought =
+      range.from <= bounds->first_sequence
+          ? groups->Seek(dlq, group, Position::Earliest())
+          : groups->Seek(dlq, group,
+                         Position::After(Cursor::For(dlq, replayer->epoch(), range.from - 1)));
+  KEEL_RETURN_IF_ERROR(sought);
+  return until;
+}
+
+absl::Status PushService::Redrive(const std::string& name, RedriveRange range) {
+  MutexLock lock(&mu_);
+  auto it = entries_.find(name);
+  if (it == entries_.end()) return UnknownSubscription(name);
+  Entry& entry = it->second;
+  KEEL_ASSIGN_OR_RETURN(uint64_t until, PrepareRedrive(entry.stored.subscription, range));
+  if (until == 0) return absl::OkStatus();  // No dead letters: nothing to redrive.
+  StoredSubscription next = entry.stored;
+  next.redrive_until = until;
+  KEEL_RETURN_IF_ERROR(log_.Put(next));
+  entry.stored = std::move(next);
+  entry.stats->RedriveStarted();
+  if (entry.worker) entry.worker->SetRedrive(until);
+  return absl::OkStatus();
+}
+
 SubscriptionStatus PushService::StatusOf(const StoredSubscription& stored,
                                          const DeliveryStats& stats) {
   SubscriptionStatus status;
   status.subscription = stored.subscription;
   status.paused = stored.paused;
   status.counts = stats.Snapshot();
+  status.redrive.until = stored.redrive_until;
+  if (stored.redrive_until > 0 && bus_.groups() != nullptr) {
+    absl::StatusOr<GroupInfo> redrive = bus_.groups()->Describe(
+        stored.subscription.DeadLetterStream(), stored.subscription.RedriveGroupName());
+    if (redrive.ok()) status.redrive.cursor = redrive->cursor.sequence;
+  }
   absl::StatusOr<std::vector<std::string>> streams =
       SubscriptionWorker::MatchingStreams(bus_, stored.subscription);
   if (!streams.ok() || bus_.groups() == nullptr) return status;
@@ -236,6 +292,8 @@ std::string PushService::MetricsText() {
        [](const SubscriptionStatus& s) { return static_cast<double>(s.counts.retries); }},
       {"keel_push_dead_letters_total", "counter", "Events moved to the dead-letter stream.",
        [](const SubscriptionStatus& s) { return static_cast<double>(s.counts.dead_lettered); }},
+      {"keel_push_redriven_total", "counter", "Dead letters the endpoint acknowledged on redrive.",
+       [](const SubscriptionStatus& s) { return static_cast<double>(s.counts.redriven); }},
       {"keel_push_endpoint_latency_seconds_sum", "counter", "Time answered POSTs took.",
        [](const SubscriptionStatus& s) { return absl::ToDoubleSeconds(s.counts.latency_sum); }},
       {"keel_push_endpoint_latency_seconds_count", "counter", "Answered POSTs.",

@@ -4,8 +4,8 @@
 //
 // Create declares a subscription: a new name starts delivering at once; the
 // same declaration again is a no-op; a different one is kResourceDrift
-// naming the fields. Pause/Resume, SetSecrets (rotation) and Delete are
-// recorded before they return, and survive a restart. Deleting keeps the
+// naming the fields. Pause/Resume, SetSecrets (rotation), Redrive and
+// Delete are recorded before they return, and survive a restart. Deleting keeps the
 // subscription's cursors (consumer groups "push.<name>") and dead letters;
 // a new subscription of the same name starts afresh (Create seeks its
 // groups on the streams that exist to its `start`).
@@ -43,9 +43,24 @@ struct StreamProgress {
   uint64_t lag = 0;    // Events after it.
 };
 
+// The last redrive of a subscription's dead letters, in sequences of its
+// dead-letter stream.
+struct RedriveProgress {
+  uint64_t until = 0;   // Its end; 0 when none was asked for.
+  uint64_t cursor = 0;  // Dead letters up to here are redriven (or passed over).
+};
+
+// Which dead letters a redrive re-sends, by their sequences on the
+// dead-letter stream (inclusive).
+struct RedriveRange {
+  uint64_t from = 0;  // 0: after the last redrive's cursor (letters not yet redriven).
+  uint64_t to = 0;    // 0: up to the newest dead letter.
+};
+
 struct SubscriptionStatus {
   PushSubscription subscription;
   bool paused = false;
+  RedriveProgress redrive;
   uint64_t lag = 0;  // Sum over `streams`.
   std::vector<StreamProgress> streams;
   DeliveryCounts counts;
@@ -80,6 +95,10 @@ class PushService {
   // receivers may still hold).
   absl::Status SetSecrets(const std::string& name, std::vector<std::string> secrets);
   absl::Status Delete(const std::string& name);
+  // Re-sends dead letters in `range` to the endpoint (redrive_delivery.h),
+  // replacing a redrive in progress; recorded before it returns, so a
+  // restart continues it. kInvalidArgument for a range that holds none.
+  absl::Status Redrive(const std::string& name, RedriveRange range);
 
   // Per-subscription counters for /metrics (Prometheus text).
   std::string MetricsText();
@@ -95,6 +114,9 @@ class PushService {
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   // Positions the groups of a new subscription on the streams that exist.
   absl::Status SeekToStart(const PushSubscription& subscription);
+  // The end of a redrive of `range`, after positioning redrive's group at
+  // its start; 0 when there are no dead letters.
+  absl::StatusOr<uint64_t> PrepareRedrive(const PushSubscription& subscription, RedriveRange range);
   void StartWorker(Entry& entry) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   // Reads the bus for the cursors: called without mu_ held.
   SubscriptionStatus StatusOf(const StoredSubscription& stored, const DeliveryStats& stats);

@@ -62,6 +62,8 @@ struct PushSubscription {
   std::string DeadLetterSource() const { return "push." + name; }
   // The stream dead letters are published to ("push.<name>.dlq").
   std::string DeadLetterStream() const { return DeadLetterSource() + ".dlq"; }
+  // The consumer group holding redrive's cursor on DeadLetterStream().
+  std::string RedriveGroupName() const { return "push." + name + ".redrive"; }
 };
 
 // kInvalidArgument naming the first bad field.

@@ -4,8 +4,7 @@
 
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
-#include "keel/cmd/keel/server/push/delivery_request.h"
-#include "keel/cmd/keel/server/push/retry_delay.h"
+#include "keel/cmd/keel/server/push/stale_lease.h"
 #include "keel/core/dead_letters.h"
 #include "keel/core/errors.h"
 #include "keel/core/status_macros.h"
@@ -23,32 +22,12 @@ absl::Duration LeaseFor(const PushSubscription& subscription) {
 }  // namespace
 
 StreamDelivery::StreamDelivery(EventBus& bus, const PushSubscription& subscription,
-                               EndpointSender& sender, DeliveryStats& stats, PushSleeper sleep,
-                               SecretSource secrets)
+                               BatchPoster& poster, DeliveryStats& stats)
     : bus_(bus),
       subscription_(subscription),
       group_(subscription.GroupName()),
-      sender_(sender),
-      stats_(stats),
-      sleep_(std::move(sleep)),
-      secrets_(std::move(secrets)) {}
-
-absl::Status StreamDelivery::FenceStaleLease(const std::string& stream) {
-  ConsumerGroups& groups = *bus_.groups();
-  absl::StatusOr<GroupInfo> info = groups.Describe(stream, group_);
-  if (GetErrorKind(info.status()) == ErrorKind::kNotFound) return absl::OkStatus();
-  KEEL_RETURN_IF_ERROR(info.status());
-  if (!info->lease) return absl::OkStatus();
-  // A seek to the committed cursor fences the lease without moving the group.
-  absl::Status sought = info->cursor.sequence == 0
-                            ? groups.Seek(stream, group_, Position::Earliest())
-                            : groups.Seek(stream, group_, Position::After(info->cursor));
-  if (GetErrorKind(sought) == ErrorKind::kRetentionGap) {
-    // Trimmed past the cursor: Consume would continue at the oldest event.
-    sought = groups.Seek(stream, group_, Position::Earliest());
-  }
-  return sought;
-}
+      poster_(poster),
+      stats_(stats) {}
 
 bool StreamDelivery::Wanted(const Event& event) const {
   return absl::StartsWith(event.type, subscription_.type_prefix) &&
@@ -59,7 +38,9 @@ absl::StatusOr<bool> StreamDelivery::Step(const std::string& stream) {
   ConsumerGroups* groups = bus_.groups();
   if (groups == nullptr) return absl::UnimplementedError("this driver keeps no consumer groups");
   if (fenced_.insert(stream).second) {
-    if (absl::Status fenced = FenceStaleLease(stream); !fenced.ok()) {
+    // This worker is the group's only consumer: a lease left by a crashed
+    // earlier process is stale.
+    if (absl::Status fenced = FenceStaleLease(*groups, stream, group_); !fenced.ok()) {
       fenced_.erase(stream);
       return fenced;
     }
@@ -99,37 +80,28 @@ absl::StatusOr<bool> StreamDelivery::Step(const std::string& stream) {
 
 absl::StatusOr<StreamDelivery::Result> StreamDelivery::Deliver(const std::string& stream,
                                                                const std::vector<Event>& events) {
-  const std::string body = DeliveryBody(subscription_.name, stream, events,
-                                        bus_.replayer() ? bus_.replayer()->epoch() : 0);
-  for (int attempt = 1;; ++attempt) {
-    const client::Headers headers =
-        DeliveryHeaders(subscription_.name, stream, events, attempt, secrets_(), body, absl::Now());
-    const AttemptOutcome outcome = sender_.Post(body, headers);
-    if (outcome.kind == AttemptOutcome::Kind::kDelivered) {
-      stats_.Delivered(events.size(), outcome.status, outcome.latency);
+  const PostResult posted =
+      poster_.Post(stream, events, bus_.replayer() ? bus_.replayer()->epoch() : 0);
+  switch (posted.kind) {
+    case PostResult::Kind::kDelivered:
       return Result::kDelivered;
-    }
-    stats_.Failed(outcome.status, outcome.reason, outcome.latency);
-    if (outcome.kind == AttemptOutcome::Kind::kRejected ||
-        attempt >= subscription_.retry.max_attempts) {
-      KEEL_RETURN_IF_ERROR(DeadLetter(events, outcome, attempt));
-      return Result::kDeadLettered;
-    }
-    if (!sleep_(RetryDelay(subscription_.retry, attempt, outcome.retry_after, random_))) {
+    case PostResult::Kind::kAbandoned:
       return Result::kAbandoned;
-    }
-    stats_.Retried();
+    case PostResult::Kind::kFailed:
+      KEEL_RETURN_IF_ERROR(DeadLetter(events, posted));
+      return Result::kDeadLettered;
   }
+  return Result::kAbandoned;
 }
 
 absl::Status StreamDelivery::DeadLetter(const std::vector<Event>& events,
-                                        const AttemptOutcome& last, int attempts) {
+                                        const PostResult& failed) {
   std::vector<Event> letters;
   letters.reserve(events.size());
   for (const Event& event : events) {
-    Event letter = MakeDeadLetter(event, group_, last.reason, attempts);
+    Event letter = MakeDeadLetter(event, group_, failed.last.reason, failed.attempts);
     letter.stream = subscription_.DeadLetterStream();
-    letter.attributes[kPushStatusAttribute] = absl::StrCat(last.status);
+    letter.attributes[kPushStatusAttribute] = absl::StrCat(failed.last.status);
     letters.push_back(std::move(letter));
   }
   KEEL_RETURN_IF_ERROR(

@@ -20,10 +20,9 @@
 #include <string>
 #include <vector>
 
-#include "absl/random/random.h"
 #include "absl/status/statusor.h"
+#include "keel/cmd/keel/server/push/batch_poster.h"
 #include "keel/cmd/keel/server/push/delivery_stats.h"
-#include "keel/cmd/keel/server/push/endpoint_sender.h"
 #include "keel/cmd/keel/server/push/push_subscription.h"
 #include "keel/core/event_bus.h"
 
@@ -31,16 +30,11 @@ namespace keel::push {
 
 inline constexpr char kPushStatusAttribute[] = "keel.push.status";
 
-// Waits `delay`; false when the work in hand must be abandoned instead
-// (the subscription stops or pauses).
-using PushSleeper = std::function<bool(absl::Duration delay)>;
-// The signing secrets in force now (they rotate while a batch retries).
-using SecretSource = std::function<std::vector<std::string>()>;
-
 class StreamDelivery {
  public:
-  StreamDelivery(EventBus& bus, const PushSubscription& subscription, EndpointSender& sender,
-                 DeliveryStats& stats, PushSleeper sleep, SecretSource secrets);
+  // `poster` sends the batches; all must outlive the delivery.
+  StreamDelivery(EventBus& bus, const PushSubscription& subscription, BatchPoster& poster,
+                 DeliveryStats& stats);
 
   // One page of `stream`: true when it made progress (delivered, filtered
   // out or dead-lettered events), false when there was nothing to send yet
@@ -50,23 +44,16 @@ class StreamDelivery {
  private:
   enum class Result { kDelivered, kDeadLettered, kAbandoned };
 
-  // Ends a lease a crashed earlier process left on `stream`, once per
-  // stream per process: this worker is the group's only consumer.
-  absl::Status FenceStaleLease(const std::string& stream);
   absl::StatusOr<Result> Deliver(const std::string& stream, const std::vector<Event>& events);
-  absl::Status DeadLetter(const std::vector<Event>& events, const AttemptOutcome& last,
-                          int attempts);
+  absl::Status DeadLetter(const std::vector<Event>& events, const PostResult& failed);
   bool Wanted(const Event& event) const;
 
   EventBus& bus_;
   const PushSubscription& subscription_;
   const std::string group_;
-  EndpointSender& sender_;
+  BatchPoster& poster_;
   DeliveryStats& stats_;
-  PushSleeper sleep_;
-  SecretSource secrets_;
-  std::set<std::string> fenced_;
-  absl::BitGen random_;
+  std::set<std::string> fenced_;  // Streams whose stale lease was fenced (stale_lease.h).
 };
 
 }  // namespace keel::push

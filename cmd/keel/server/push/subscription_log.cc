@@ -14,7 +14,8 @@ namespace {
 constexpr char kRecordType[] = "keel.push.subscription";
 constexpr size_t kPage = 1000;
 
-// One record: {"state":"active"|"paused"|"deleted","name":…,"subscription":{…}}.
+// One record: {"state":"active"|"paused"|"deleted","name":…,"subscription":{…},
+// "redriveUntil":N?}.
 absl::Status Apply(const Event& event, std::map<std::string, StoredSubscription>& out) {
   auto corrupt = [&](absl::string_view why) {
     return absl::DataLossError(
@@ -38,7 +39,14 @@ absl::Status Apply(const Event& event, std::map<std::string, StoredSubscription>
   if (subscription == nullptr) return corrupt("no subscription");
   absl::StatusOr<PushSubscription> parsed = ParseSubscriptionJson(json::serialize(*subscription));
   if (!parsed.ok()) return corrupt(parsed.status().message());
-  out[key] = StoredSubscription{*std::move(parsed), state->get_string() == "paused"};
+  uint64_t redrive_until = 0;
+  if (const json::value* until = record.if_contains("redriveUntil")) {
+    if (!until->is_number()) return corrupt("redriveUntil is not a number");
+    error.clear();
+    redrive_until = until->to_number<uint64_t>(error);
+    if (error) return corrupt("redriveUntil is not a sequence");
+  }
+  out[key] = StoredSubscription{*std::move(parsed), state->get_string() == "paused", redrive_until};
   return absl::OkStatus();
 }
 
@@ -68,6 +76,7 @@ absl::Status SubscriptionLog::Put(const StoredSubscription& stored) {
   record["state"] = stored.paused ? "paused" : "active";
   record["name"] = stored.subscription.name;
   record["subscription"] = SubscriptionJson(stored.subscription, /*with_secrets=*/true);
+  if (stored.redrive_until > 0) record["redriveUntil"] = stored.redrive_until;
   return Append(json::serialize(record));
 }
 

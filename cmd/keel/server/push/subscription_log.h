@@ -1,6 +1,6 @@
 // SubscriptionLog: push subscriptions kept with the bus's data, as events
 // on the stream "keel.push.subscriptions" — one event per change (declared,
-// paused, resumed, secrets rotated, deleted) carrying the whole record, so
+// paused, resumed, secrets rotated, redriven, deleted) carrying the whole record, so
 // the last event of a name is its state. A restart replays the stream.
 //
 // The stream is declared with unbounded retention so a --default-policy
@@ -13,6 +13,7 @@
 #ifndef KEEL_CMD_KEEL_SERVER_PUSH_SUBSCRIPTION_LOG_H_
 #define KEEL_CMD_KEEL_SERVER_PUSH_SUBSCRIPTION_LOG_H_
 
+#include <cstdint>
 #include <map>
 #include <string>
 
@@ -28,6 +29,9 @@ inline constexpr char kSubscriptionLogStream[] = "keel.push.subscriptions";
 struct StoredSubscription {
   PushSubscription subscription;
   bool paused = false;
+  // The last redrive's end: a sequence of the dead-letter stream; 0 when
+  // none was asked for.
+  uint64_t redrive_until = 0;
 };
 
 class SubscriptionLog {

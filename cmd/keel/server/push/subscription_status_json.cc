@@ -9,6 +9,27 @@ namespace keel::push {
 namespace json = boost::json;
 namespace {
 
+// {"state":"none"|"running"|"done"|"failed","until","cursor","remaining",
+//  "redriven","lastError"?}
+json::object RedriveObject(const SubscriptionStatus& status) {
+  const RedriveProgress& redrive = status.redrive;
+  const uint64_t remaining = redrive.until > redrive.cursor ? redrive.until - redrive.cursor : 0;
+  json::object object;
+  if (redrive.until == 0) {
+    object["state"] = "none";
+  } else if (remaining == 0) {
+    object["state"] = "done";
+  } else {
+    object["state"] = status.counts.redrive_error.empty() ? "running" : "failed";
+  }
+  object["until"] = redrive.until;
+  object["cursor"] = redrive.cursor;
+  object["remaining"] = remaining;
+  object["redriven"] = status.counts.redriven;
+  if (!status.counts.redrive_error.empty()) object["lastError"] = status.counts.redrive_error;
+  return object;
+}
+
 json::object StatusObject(const SubscriptionStatus& status) {
   json::object object = SubscriptionJson(status.subscription, /*with_secrets=*/false);
   object["state"] = status.paused ? "paused" : "active";
@@ -38,6 +59,7 @@ json::object StatusObject(const SubscriptionStatus& status) {
   counts["endpointLatencyMs"] =
       c.latency_count == 0 ? 0.0 : absl::ToDoubleMilliseconds(c.latency_sum) / c.latency_count;
   object["delivery"] = std::move(counts);
+  object["redrive"] = RedriveObject(status);
   return object;
 }
 

@@ -1,7 +1,9 @@
 #include "keel/cmd/keel/server/push/subscription_worker.h"
 
 #include "absl/strings/str_cat.h"
+#include "keel/cmd/keel/server/push/batch_poster.h"
 #include "keel/cmd/keel/server/push/endpoint_sender.h"
+#include "keel/cmd/keel/server/push/redrive_delivery.h"
 #include "keel/cmd/keel/server/push/stream_delivery.h"
 #include "keel/core/status_macros.h"
 
@@ -56,6 +58,25 @@ std::vector<std::string> SubscriptionWorker::Secrets() {
   return secrets_;
 }
 
+void SubscriptionWorker::SetRedrive(uint64_t until) {
+  MutexLock lock(&mu_);
+  redrive_.until = until;
+  ++redrive_.generation;
+  changed_.SignalAll();
+}
+
+SubscriptionWorker::PendingRedrive SubscriptionWorker::Redrive() {
+  MutexLock lock(&mu_);
+  return redrive_;
+}
+
+void SubscriptionWorker::FinishRedrive(uint64_t generation, const std::string& reason) {
+  MutexLock lock(&mu_);
+  if (redrive_.generation != generation) return;
+  redrive_.until = 0;
+  if (!reason.empty()) stats_.RedriveFailed(reason);
+}
+
 bool SubscriptionWorker::Sleep(absl::Duration delay) {
   const absl::Time deadline = absl::Now() + delay;
   MutexLock lock(&mu_);
@@ -79,35 +100,64 @@ absl::StatusOr<std::vector<std::string>> SubscriptionWorker::MatchingStreams(
   return streams;
 }
 
+absl::StatusOr<bool> SubscriptionWorker::DeliverStreams(StreamDelivery& delivery) {
+  KEEL_ASSIGN_OR_RETURN(std::vector<std::string> streams, MatchingStreams(bus_, subscription_));
+  bool progress = false;
+  for (const std::string& stream : streams) {
+    KEEL_ASSIGN_OR_RETURN(bool stepped, delivery.Step(stream));
+    progress = progress || stepped;
+  }
+  return progress;
+}
+
+absl::StatusOr<bool> SubscriptionWorker::StepRedrive(RedriveDelivery& redrive) {
+  const PendingRedrive pending = Redrive();
+  if (pending.until == 0) return false;
+  KEEL_ASSIGN_OR_RETURN(RedriveStep step, redrive.Step(pending.until));
+  switch (step.kind) {
+    case RedriveStep::Kind::kSent:
+      return true;
+    case RedriveStep::Kind::kIdle:
+      FinishRedrive(pending.generation, "");
+      return false;
+    case RedriveStep::Kind::kFailed:
+      logger_.Warn(absl::StrCat("push subscription ", subscription_.name,
+                                ": redrive stopped at a batch that failed: ", step.reason));
+      FinishRedrive(pending.generation, step.reason);
+      return false;
+    case RedriveStep::Kind::kAbandoned:
+      return false;
+  }
+  return false;
+}
+
 void SubscriptionWorker::Run() {
   absl::StatusOr<EndpointUrl> url = ParseEndpointUrl(subscription_.endpoint);
   if (!url.ok()) return;  // Validated when declared.
   EndpointSender sender(*url, subscription_.timeout, options_.ca_file);
-  StreamDelivery delivery(
-      bus_, subscription_, sender, stats_, [this](absl::Duration d) { return Sleep(d); },
+  BatchPoster poster(
+      subscription_, sender, stats_, [this](absl::Duration d) { return Sleep(d); },
       [this] { return Secrets(); });
+  StreamDelivery delivery(bus_, subscription_, poster, stats_);
+  RedriveDelivery redrive(bus_, subscription_, poster, stats_);
   for (;;) {
     {
       MutexLock lock(&mu_);
       while (paused_ && !stopping_) changed_.Wait(&mu_);
       if (stopping_) return;
     }
-    bool progress = false;
-    absl::Status status = [&]() -> absl::Status {
-      KEEL_ASSIGN_OR_RETURN(std::vector<std::string> streams, MatchingStreams(bus_, subscription_));
-      for (const std::string& stream : streams) {
-        KEEL_ASSIGN_OR_RETURN(bool stepped, delivery.Step(stream));
-        progress = progress || stepped;
-      }
-      return absl::OkStatus();
-    }();
+    // Live batches first, then one redrive batch: a redrive never holds up
+    // new events for more than one batch.
+    absl::StatusOr<bool> delivered = DeliverStreams(delivery);
+    absl::StatusOr<bool> redriven = delivered.ok() ? StepRedrive(redrive) : false;
+    const absl::Status status = delivered.ok() ? redriven.status() : delivered.status();
     if (!status.ok()) {
       if (GetErrorKind(status) == ErrorKind::kClosed) return;  // The bus is shutting down.
       logger_.Warn(absl::StrCat("push subscription ", subscription_.name, ": ", status.message()));
       Sleep(kErrorPause);
       continue;
     }
-    if (!progress) Sleep(options_.poll_interval);
+    if (!*delivered && !*redriven) Sleep(options_.poll_interval);
   }
 }
 

@@ -6,6 +6,10 @@
 // endpoint holds back only its own subscription, never another's or a
 // publish.
 //
+// A redrive (SetRedrive) re-sends the dead letters up to a sequence of the
+// dead-letter stream, one batch per pass beside the streams'
+// (RedriveDelivery), until it reached that sequence or a batch failed.
+//
 // Pause takes effect between attempts: a batch waiting for its retry is
 // abandoned (not committed, so sent again on resume). Stop does the same
 // and joins the thread; a POST already sent is awaited (bounded by the
@@ -30,6 +34,9 @@
 
 namespace keel::push {
 
+class StreamDelivery;
+class RedriveDelivery;
+
 struct WorkerOptions {
   absl::Duration poll_interval = absl::Milliseconds(100);
   std::string ca_file;  // Trusted CAs for https endpoints; empty: the system's.
@@ -48,6 +55,9 @@ class SubscriptionWorker {
   void Stop();
   void SetPaused(bool paused);
   void SetSecrets(std::vector<std::string> secrets);
+  // Redrives the dead letters after redrive's cursor up to `until` (a
+  // sequence of the dead-letter stream); replaces a redrive in progress.
+  void SetRedrive(uint64_t until);
 
   // The streams the pattern matches now (sorted).
   static absl::StatusOr<std::vector<std::string>> MatchingStreams(
@@ -55,9 +65,21 @@ class SubscriptionWorker {
 
  private:
   void Run();
+  // One step on each matching stream; whether any made progress.
+  absl::StatusOr<bool> DeliverStreams(StreamDelivery& delivery);
+  // One batch of the redrive in progress, if any; whether it sent one.
+  absl::StatusOr<bool> StepRedrive(RedriveDelivery& redrive);
   // Waits `delay` unless stopped or paused first; false then.
   bool Sleep(absl::Duration delay);
   std::vector<std::string> Secrets();
+  struct PendingRedrive {
+    uint64_t until = 0;       // 0: none.
+    uint64_t generation = 0;  // Of the SetRedrive it comes from.
+  };
+  PendingRedrive Redrive();
+  // Ends the redrive of `generation` (done, or failed for `reason`) unless a
+  // newer one replaced it.
+  void FinishRedrive(uint64_t generation, const std::string& reason);
 
   EventBus& bus_;
   const PushSubscription subscription_;  // Its secrets are secrets_.
@@ -69,6 +91,7 @@ class SubscriptionWorker {
   bool stopping_ ABSL_GUARDED_BY(mu_) = false;
   bool paused_ ABSL_GUARDED_BY(mu_) = false;
   std::vector<std::string> secrets_ ABSL_GUARDED_BY(mu_);
+  PendingRedrive redrive_ ABSL_GUARDED_BY(mu_);
   std::thread thread_;
 };
 

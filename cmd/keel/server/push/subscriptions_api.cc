@@ -41,6 +41,30 @@ absl::StatusOr<std::vector<std::string>> ParseSecretsBody(absl::string_view body
   return out;
 }
 
+// "" or {"fromSequence":N?,"toSequence":M?}: sequences of the dead-letter stream.
+absl::StatusOr<push::RedriveRange> ParseRedriveBody(absl::string_view body) {
+  push::RedriveRange range;
+  if (body.empty()) return range;
+  const auto bad = [] {
+    return InvalidArgument(
+        "the body must be empty or {\"fromSequence\":<n>?, \"toSequence\":<n>?} (sequences of "
+        "the dead-letter stream, from 1)");
+  };
+  boost::system::error_code error;
+  json::value value = json::parse(json::string_view(body.data(), body.size()), error);
+  if (error || !value.is_object()) return bad();
+  for (const auto& [key, field] : value.get_object()) {
+    uint64_t* target = key == "fromSequence" ? &range.from
+                       : key == "toSequence" ? &range.to
+                                             : nullptr;
+    if (target == nullptr) return bad();
+    error.clear();
+    *target = field.is_number() ? field.to_number<uint64_t>(error) : 0;
+    if (!field.is_number() || error || *target == 0) return bad();
+  }
+  return range;
+}
+
 }  // namespace
 
 HttpResponse Api::CreateSubscription(const HttpRequest& request, const RouteParams&) {
@@ -89,6 +113,17 @@ HttpResponse Api::RotateSubscriptionSecrets(const HttpRequest& request, const Ro
   const std::string name(params.Get("name"));
   if (absl::Status set = push_->SetSecrets(name, *std::move(secrets)); !set.ok()) {
     return ErrorResponse(set);
+  }
+  return StatusResponse(200, push_->Describe(name));
+}
+
+HttpResponse Api::RedriveSubscription(const HttpRequest& request, const RouteParams& params) {
+  if (push_ == nullptr) return NoPushResponse();
+  absl::StatusOr<push::RedriveRange> range = ParseRedriveBody(request.body);
+  if (!range.ok()) return ErrorResponse(range.status());
+  const std::string name(params.Get("name"));
+  if (absl::Status redriven = push_->Redrive(name, *range); !redriven.ok()) {
+    return ErrorResponse(redriven);
   }
   return StatusResponse(200, push_->Describe(name));
 }

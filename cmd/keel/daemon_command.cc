@@ -5,14 +5,14 @@
 // re-reads the tokens file, the JWT keys and the TLS certificate;
 // connections stay open. Between signals, the signal thread gives freed
 // memory back to the system (memory_release.h).
+#include <spdlog/spdlog.h>
+
+#include <boost/asio/ip/address.hpp>
+#include <boost/program_options/value_semantic.hpp>
 #include <cerrno>
 #include <csignal>
 #include <fstream>
 #include <ostream>
-
-#include <boost/asio/ip/address.hpp>
-#include <boost/program_options/value_semantic.hpp>
-#include <spdlog/spdlog.h>
 
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
@@ -23,6 +23,7 @@
 #include "keel/cmd/keel/server/authenticator.h"
 #include "keel/cmd/keel/server/metrics.h"
 #include "keel/cmd/keel/server/push/push_service.h"
+#include "keel/cmd/keel/server/push/subscription_file.h"
 #include "keel/cmd/keel/server/server.h"
 #include "keel/core/driver_factory.h"
 #include "keel/core/status_macros.h"
@@ -145,6 +146,14 @@ absl::StatusOr<std::vector<StreamDeclaration>> DeclarationsFrom(const po::variab
   return declarations;
 }
 
+// The push subscriptions of --subscriptions; none without it.
+absl::StatusOr<std::vector<push::PushSubscription>> SubscriptionsFrom(
+    const po::variables_map& vars) {
+  const std::string path = vars["subscriptions"].as<std::string>();
+  if (path.empty()) return std::vector<push::PushSubscription>{};
+  return push::ReadSubscriptionFile(path);
+}
+
 // Applies the configured declarations; a drift names the stream and fields.
 absl::Status Declare(EventBus& bus, const std::vector<StreamDeclaration>& declarations) {
   for (const StreamDeclaration& declaration : declarations) {
@@ -183,77 +192,79 @@ class DaemonCommand : public Command {
     return "serve streams over HTTP (publish, replay, SSE with Last-Event-ID resume, metrics)";
   }
   void AddOptions(po::options_description& options) const override {
-    options.add_options()
-        ("listen", po::value<std::string>()->default_value("127.0.0.1:8080"),
-         "HOST:PORT to listen on (port 0 picks a free one; see --port-file)")
-        ("io-threads", po::value<int>()->default_value(2), "threads serving requests and responses")
-        ("sse-threads", po::value<int>()->default_value(server::DefaultSseThreads()),
-         "threads serving SSE connections (default: half the CPUs, at least 1)")
-        ("blocking-threads", po::value<int>()->default_value(64),
-         "threads running publishes and store reads (bounds concurrent group-commit members)")
-        ("body-limit", po::value<size_t>()->default_value(1 << 20), "max request body bytes")
-        ("idle-timeout", po::value<std::string>()->default_value("60s"),
-         "close keep-alive connections idle this long")
-        ("sse-keepalive", po::value<std::string>()->default_value("15s"),
-         "interval of `: keepalive` comments on idle SSE streams")
-        ("sse-flush", po::value<std::string>()->default_value("100ms"),
-         "least time between two writes of live events to one SSE connection "
-         "(events arriving in between leave in one write; 0 = write as they come)")
-        ("cors-origin", po::value<std::string>()->default_value("*"),
-         "Access-Control-Allow-Origin value (empty for none)")
-        ("auth-tokens", po::value<std::string>()->default_value(""),
-         "file of bearer tokens, one 'sha256:<hex> <scope>... [tenant=T]' per line (`keel token "
-         "hash` prints one): requests must then carry a token (Authorization: Bearer, or "
-         "?access_token= opening an SSE stream); re-read on SIGHUP; empty = none")
-        ("jwt-hs256-secret-file", po::value<std::string>()->default_value(""),
-         "accept JWTs signed HS256 with the secret in this file (at least 32 bytes)")
-        ("jwt-public-key", po::value<std::string>()->default_value(""),
-         "accept JWTs signed by this PEM public key: RSA (RS256) or EC P-256 (ES256)")
-        ("jwt-jwks", po::value<std::string>()->default_value(""),
-         "accept JWTs signed by a key of this JWKS file (RSA, EC P-256, oct)")
-        ("jwt-audience", po::value<std::string>()->default_value(""),
-         "the 'aud' a JWT must name (required with a JWT key)")
-        ("jwt-issuer", po::value<std::string>()->default_value(""),
-         "the 'iss' a JWT must carry (empty: any)")
-        ("jwt-leeway", po::value<std::string>()->default_value("30s"),
-         "clock difference forgiven when checking a JWT's exp and nbf")
-        ("insecure-no-auth", po::bool_switch()->default_value(false),
-         "serve without credentials on a non-loopback --listen address")
-        ("rate-limit", po::value<double>()->default_value(0),
-         "requests per second each client address may send on average (0 = no limit); "
-         "over it: 429 with Retry-After")
-        ("rate-burst", po::value<double>()->default_value(0),
-         "requests a client may send at once before --rate-limit applies (0 = one second's worth)")
-        ("publish-rate-per-token", po::value<double>()->default_value(0),
-         "publish requests per second one token may send on average (a client address without "
-         "credentials); 0 = no limit; over it: 429 with Retry-After")
-        ("publish-burst-per-token", po::value<double>()->default_value(0),
-         "publish requests a token may send at once (0 = one second's worth)")
-        ("max-sse-per-token", po::value<size_t>()->default_value(0),
-         "SSE streams one token (a client address without credentials) may hold open; 0 = no "
-         "limit; over it: 429 with Retry-After")
-        ("max-sse-connections", po::value<size_t>()->default_value(0),
-         "SSE streams the daemon holds open in all; 0 = no limit; over it: 503 with Retry-After")
-        ("shutdown-timeout", po::value<std::string>()->default_value("10s"),
-         "how long shutdown waits for in-flight requests and SSE streams")
-        ("port-file", po::value<std::string>()->default_value(""),
-         "write the bound port to this file once listening")
-        ("declare", po::value<std::vector<std::string>>()->composing(),
-         "declare a stream or topic: 'NAME key=value ...' (keys: max_age, max_bytes, "
-         "max_events, max_payload_bytes, dedupe_window, dead_letter.max_age, "
-         "dead_letter.max_bytes, dead_letter.max_events, hot.max_age, hot.max_bytes, "
-         "hot.max_events, partitions); repeatable; a "
-         "declaration that differs from the stored one stops the daemon (resource drift)")
-        ("default-policy", po::value<std::string>()->default_value(""),
-         "policy of undeclared streams, as 'key=value ...' (default: unbounded retention, "
-         "128KiB payloads, 2m dedupe window)")
-        ("trim-interval", po::value<std::string>()->default_value("1s"),
-         "how often the retention trimmer looks for streams over a bound")
-        ("push-ca-file", po::value<std::string>()->default_value(""),
-         "CA certificates (PEM) that https push-subscription endpoints must chain to "
-         "(empty: the system's)")
-        ("log-level", po::value<std::string>()->default_value("info"),
-         "debug, info, warn, error or off");
+    options.add_options()("listen", po::value<std::string>()->default_value("127.0.0.1:8080"),
+                          "HOST:PORT to listen on (port 0 picks a free one; see --port-file)")(
+        "io-threads", po::value<int>()->default_value(2), "threads serving requests and responses")(
+        "sse-threads", po::value<int>()->default_value(server::DefaultSseThreads()),
+        "threads serving SSE connections (default: half the CPUs, at least 1)")(
+        "blocking-threads", po::value<int>()->default_value(64),
+        "threads running publishes and store reads (bounds concurrent group-commit members)")(
+        "body-limit", po::value<size_t>()->default_value(1 << 20), "max request body bytes")(
+        "idle-timeout", po::value<std::string>()->default_value("60s"),
+        "close keep-alive connections idle this long")(
+        "sse-keepalive", po::value<std::string>()->default_value("15s"),
+        "interval of `: keepalive` comments on idle SSE streams")(
+        "sse-flush", po::value<std::string>()->default_value("100ms"),
+        "least time between two writes of live events to one SSE connection "
+        "(events arriving in between leave in one write; 0 = write as they come)")(
+        "cors-origin", po::value<std::string>()->default_value("*"),
+        "Access-Control-Allow-Origin value (empty for none)")(
+        "auth-tokens", po::value<std::string>()->default_value(""),
+        "file of bearer tokens, one 'sha256:<hex> <scope>... [tenant=T]' per line (`keel token "
+        "hash` prints one): requests must then carry a token (Authorization: Bearer, or "
+        "?access_token= opening an SSE stream); re-read on SIGHUP; empty = none")(
+        "jwt-hs256-secret-file", po::value<std::string>()->default_value(""),
+        "accept JWTs signed HS256 with the secret in this file (at least 32 bytes)")(
+        "jwt-public-key", po::value<std::string>()->default_value(""),
+        "accept JWTs signed by this PEM public key: RSA (RS256) or EC P-256 (ES256)")(
+        "jwt-jwks", po::value<std::string>()->default_value(""),
+        "accept JWTs signed by a key of this JWKS file (RSA, EC P-256, oct)")(
+        "jwt-audience", po::value<std::string>()->default_value(""),
+        "the 'aud' a JWT must name (required with a JWT key)")(
+        "jwt-issuer", po::value<std::string>()->default_value(""),
+        "the 'iss' a JWT must carry (empty: any)")(
+        "jwt-leeway", po::value<std::string>()->default_value("30s"),
+        "clock difference forgiven when checking a JWT's exp and nbf")(
+        "insecure-no-auth", po::bool_switch()->default_value(false),
+        "serve without credentials on a non-loopback --listen address")(
+        "rate-limit", po::value<double>()->default_value(0),
+        "requests per second each client address may send on average (0 = no limit); "
+        "over it: 429 with Retry-After")(
+        "rate-burst", po::value<double>()->default_value(0),
+        "requests a client may send at once before --rate-limit applies (0 = one second's worth)")(
+        "publish-rate-per-token", po::value<double>()->default_value(0),
+        "publish requests per second one token may send on average (a client address without "
+        "credentials); 0 = no limit; over it: 429 with Retry-After")(
+        "publish-burst-per-token", po::value<double>()->default_value(0),
+        "publish requests a token may send at once (0 = one second's worth)")(
+        "max-sse-per-token", po::value<size_t>()->default_value(0),
+        "SSE streams one token (a client address without credentials) may hold open; 0 = no "
+        "limit; over it: 429 with Retry-After")(
+        "max-sse-connections", po::value<size_t>()->default_value(0),
+        "SSE streams the daemon holds open in all; 0 = no limit; over it: 503 with Retry-After")(
+        "shutdown-timeout", po::value<std::string>()->default_value("10s"),
+        "how long shutdown waits for in-flight requests and SSE streams")(
+        "port-file", po::value<std::string>()->default_value(""),
+        "write the bound port to this file once listening")(
+        "declare", po::value<std::vector<std::string>>()->composing(),
+        "declare a stream or topic: 'NAME key=value ...' (keys: max_age, max_bytes, "
+        "max_events, max_payload_bytes, dedupe_window, dead_letter.max_age, "
+        "dead_letter.max_bytes, dead_letter.max_events, hot.max_age, hot.max_bytes, "
+        "hot.max_events, partitions); repeatable; a "
+        "declaration that differs from the stored one stops the daemon (resource drift)")(
+        "default-policy", po::value<std::string>()->default_value(""),
+        "policy of undeclared streams, as 'key=value ...' (default: unbounded retention, "
+        "128KiB payloads, 2m dedupe window)")(
+        "trim-interval", po::value<std::string>()->default_value("1s"),
+        "how often the retention trimmer looks for streams over a bound")(
+        "subscriptions", po::value<std::string>()->default_value(""),
+        "a JSON file of push subscriptions (one declaration or an array, as POST "
+        "/v1/subscriptions takes them) declared at start; one that differs from the stored one "
+        "stops the daemon (resource drift); the file's secrets replace the stored ones")(
+        "push-ca-file", po::value<std::string>()->default_value(""),
+        "CA certificates (PEM) that https push-subscription endpoints must chain to "
+        "(empty: the system's)")("log-level", po::value<std::string>()->default_value("info"),
+                                 "debug, info, warn, error or off");
     AddTlsOptions(options);
     // Last: a driver's flag never shadows one of the daemon's own.
     AddDriverOptions(options, DefaultDriverName(), /*flag_defaults=*/true);
@@ -271,8 +282,9 @@ class DaemonCommand : public Command {
     absl::StatusOr<std::vector<StreamDeclaration>> declarations = DeclarationsFrom(vars);
     absl::StatusOr<StreamPolicy> default_policy =
         StreamPolicy::Parse(vars["default-policy"].as<std::string>());
-    for (const absl::Status& status : {options.status(), grace.status(),
-                                       declarations.status(), default_policy.status()}) {
+    absl::StatusOr<std::vector<push::PushSubscription>> subscriptions = SubscriptionsFrom(vars);
+    for (const absl::Status& status : {options.status(), grace.status(), declarations.status(),
+                                       default_policy.status(), subscriptions.status()}) {
       if (!status.ok()) return UsageError(io, "keel daemon", status.message());
     }
     const sigset_t signals = BlockDaemonSignals();
@@ -311,6 +323,12 @@ class DaemonCommand : public Command {
       return kExitFailure;
     }
     push.SetSelfAddress(options->host, server.port());
+    // After the listener is up, so that an endpoint on this daemon is refused.
+    if (absl::Status declared = push::DeclareSubscriptions(push, *subscriptions); !declared.ok()) {
+      io.err << "keel daemon: --subscriptions: " << declared.message() << "\n";
+      Shutdown(server, api, push, **bus, *grace, io);
+      return kExitFailure;
+    }
     Announce(vars, *driver, server.port(), options->tls != nullptr, **bus, io);
     int signal = 0;
     while ((signal = AwaitSignal(signals)) == SIGHUP) {

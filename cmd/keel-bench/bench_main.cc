@@ -19,6 +19,7 @@ std::vector<std::unique_ptr<BenchMode>> BenchModes() {
   modes.push_back(NewHttpBench());
   modes.push_back(NewSseBench());
   modes.push_back(NewJetStreamBench());
+  modes.push_back(NewPushBench());
   return modes;
 }
 

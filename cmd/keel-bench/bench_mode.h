@@ -1,4 +1,4 @@
-// BenchMode: one mode of `keel-bench` (storage, http, sse, jetstream).
+// BenchMode: one mode of `keel-bench` (storage, http, sse, jetstream, push).
 //
 // `keel-bench <mode> [options]` prints measured figures next to a baseline
 // measured in the same run, the ratio and the target, and PASS/MISS against
@@ -55,6 +55,7 @@ std::unique_ptr<BenchMode> NewStorageBench();    // storage_bench.cc
 std::unique_ptr<BenchMode> NewHttpBench();       // http_bench.cc
 std::unique_ptr<BenchMode> NewSseBench();        // sse_bench.cc
 std::unique_ptr<BenchMode> NewJetStreamBench();  // jetstream_bench.cc
+std::unique_ptr<BenchMode> NewPushBench();       // push_bench.cc
 
 // Every mode, in the order `keel-bench --help` lists them.
 std::vector<std::unique_ptr<BenchMode>> BenchModes();

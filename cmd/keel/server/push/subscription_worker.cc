@@ -39,6 +39,7 @@ void SubscriptionWorker::Stop() {
     stopping_ = true;
     changed_.SignalAll();
   }
+  bell_->Ring();
   if (thread_.joinable()) thread_.join();
 }
 
@@ -46,6 +47,7 @@ void SubscriptionWorker::SetPaused(bool paused) {
   MutexLock lock(&mu_);
   paused_ = paused;
   changed_.SignalAll();
+  bell_->Ring();
 }
 
 void SubscriptionWorker::SetSecrets(std::vector<std::string> secrets) {
@@ -63,6 +65,7 @@ void SubscriptionWorker::SetRedrive(uint64_t until) {
   redrive_.until = until;
   ++redrive_.generation;
   changed_.SignalAll();
+  bell_->Ring();
 }
 
 SubscriptionWorker::PendingRedrive SubscriptionWorker::Redrive() {
@@ -100,8 +103,11 @@ absl::StatusOr<std::vector<std::string>> SubscriptionWorker::MatchingStreams(
   return streams;
 }
 
-absl::StatusOr<bool> SubscriptionWorker::DeliverStreams(StreamDelivery& delivery) {
+absl::StatusOr<bool> SubscriptionWorker::DeliverStreams(StreamDelivery& delivery,
+                                                        StreamWatch& watch) {
   KEEL_ASSIGN_OR_RETURN(std::vector<std::string> streams, MatchingStreams(bus_, subscription_));
+  watch.Follow(streams);
+  watch.Rearm();  // Before the steps: an event published during them rings the bell.
   bool progress = false;
   for (const std::string& stream : streams) {
     KEEL_ASSIGN_OR_RETURN(bool stepped, delivery.Step(stream));
@@ -140,6 +146,7 @@ void SubscriptionWorker::Run() {
       [this] { return Secrets(); });
   StreamDelivery delivery(bus_, subscription_, poster, stats_);
   RedriveDelivery redrive(bus_, subscription_, poster, stats_);
+  StreamWatch watch(bus_, bell_);
   for (;;) {
     {
       MutexLock lock(&mu_);
@@ -148,7 +155,7 @@ void SubscriptionWorker::Run() {
     }
     // Live batches first, then one redrive batch: a redrive never holds up
     // new events for more than one batch.
-    absl::StatusOr<bool> delivered = DeliverStreams(delivery);
+    absl::StatusOr<bool> delivered = DeliverStreams(delivery, watch);
     absl::StatusOr<bool> redriven = delivered.ok() ? StepRedrive(redrive) : false;
     const absl::Status status = delivered.ok() ? redriven.status() : delivered.status();
     if (!status.ok()) {
@@ -157,7 +164,7 @@ void SubscriptionWorker::Run() {
       Sleep(kErrorPause);
       continue;
     }
-    if (!*delivered && !*redriven) Sleep(options_.poll_interval);
+    if (!*delivered && !*redriven) bell_->Wait(options_.poll_interval);
   }
 }
 

@@ -10,6 +10,9 @@
 // dead-letter stream, one batch per pass beside the streams'
 // (RedriveDelivery), until it reached that sequence or a batch failed.
 //
+// Between passes with nothing to send the worker waits `poll_interval`, or
+// less: an event on a matching stream wakes it (StreamWatch).
+//
 // Pause takes effect between attempts: a batch waiting for its retry is
 // abandoned (not committed, so sent again on resume). Stop does the same
 // and joins the thread; a POST already sent is awaited (bounded by the
@@ -28,6 +31,7 @@
 #include "absl/time/time.h"
 #include "keel/cmd/keel/server/push/delivery_stats.h"
 #include "keel/cmd/keel/server/push/push_subscription.h"
+#include "keel/cmd/keel/server/push/stream_watch.h"
 #include "keel/core/event_bus.h"
 #include "keel/core/logger.h"
 #include "keel/core/mutex.h"
@@ -36,6 +40,7 @@ namespace keel::push {
 
 class StreamDelivery;
 class RedriveDelivery;
+class StreamWatch;
 
 struct WorkerOptions {
   absl::Duration poll_interval = absl::Milliseconds(100);
@@ -66,7 +71,7 @@ class SubscriptionWorker {
  private:
   void Run();
   // One step on each matching stream; whether any made progress.
-  absl::StatusOr<bool> DeliverStreams(StreamDelivery& delivery);
+  absl::StatusOr<bool> DeliverStreams(StreamDelivery& delivery, StreamWatch& watch);
   // One batch of the redrive in progress, if any; whether it sent one.
   absl::StatusOr<bool> StepRedrive(RedriveDelivery& redrive);
   // Waits `delay` unless stopped or paused first; false then.
@@ -92,6 +97,9 @@ class SubscriptionWorker {
   bool paused_ ABSL_GUARDED_BY(mu_) = false;
   std::vector<std::string> secrets_ ABSL_GUARDED_BY(mu_);
   PendingRedrive redrive_ ABSL_GUARDED_BY(mu_);
+  // Rung by events on matching streams, and by Stop, SetPaused and
+  // SetRedrive: ends the wait between passes.
+  const std::shared_ptr<Doorbell> bell_ = std::make_shared<Doorbell>();
   std::thread thread_;
 };
 

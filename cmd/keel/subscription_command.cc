@@ -46,6 +46,7 @@ std::string CreateBody(const po::variables_map& vars) {
   if (vars.count("batch-size")) body["batchSize"] = vars["batch-size"].as<uint64_t>();
   if (vars.count("linger-ms")) body["lingerMs"] = vars["linger-ms"].as<uint64_t>();
   if (vars.count("timeout-ms")) body["timeoutMs"] = vars["timeout-ms"].as<uint64_t>();
+  if (vars.count("concurrency")) body["concurrency"] = vars["concurrency"].as<uint64_t>();
   if (vars.count("start")) body["start"] = vars["start"].as<std::string>();
   if (vars["allow-self"].as<bool>()) body["allowSelf"] = true;
   json::object retry;
@@ -55,6 +56,12 @@ std::string CreateBody(const po::variables_map& vars) {
   }
   if (vars.count("max-backoff-ms")) retry["maxBackoffMs"] = vars["max-backoff-ms"].as<uint64_t>();
   if (!retry.empty()) body["retry"] = std::move(retry);
+  json::object circuit;
+  if (vars.count("circuit-failures")) {
+    circuit["failureThreshold"] = vars["circuit-failures"].as<uint64_t>();
+  }
+  if (vars.count("circuit-open-ms")) circuit["openMs"] = vars["circuit-open-ms"].as<uint64_t>();
+  if (!circuit.empty()) body["circuit"] = std::move(circuit);
   body["secrets"] = SecretsOf(vars);
   return json::serialize(body);
 }
@@ -93,6 +100,12 @@ class SubscriptionCommand : public Command {
         "max-attempts", po::value<uint64_t>(), "create: POSTs of a batch before dead letters")(
         "initial-backoff-ms", po::value<uint64_t>(), "create: backoff after the first failure")(
         "max-backoff-ms", po::value<uint64_t>(), "create: the backoff's cap")(
+        "concurrency", po::value<uint64_t>(),
+        "create: batches in flight at once, each of a different stream (default 1)")(
+        "circuit-failures", po::value<uint64_t>(),
+        "create: endpoint failures in a row that open the circuit (default 5; 0: never)")(
+        "circuit-open-ms", po::value<uint64_t>(),
+        "create: how long an open circuit holds POSTs back before a probe (default 30000)")(
         "start", po::value<std::string>(), "create: earliest (default) or latest")(
         "allow-self", po::bool_switch()->default_value(false),
         "create: allow the daemon's own address as the endpoint")(

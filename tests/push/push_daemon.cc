@@ -25,6 +25,7 @@ absl::Status PushDaemon::Start() {
   api_ = std::make_unique<server::Api>(*bus_, *metrics_);
   push::PushServiceOptions push_options;
   push_options.worker.poll_interval = absl::Milliseconds(20);
+  push_options.worker.ca_file = push_ca_file_;
   push_ = std::make_unique<push::PushService>(*bus_, push_options, *logger_);
   if (absl::Status started = push_->Start(); !started.ok()) return started;
   api_->set_push(push_.get());

@@ -35,6 +35,9 @@ class PushDaemon {
 
   absl::Status Start();
   void Stop();
+  // The CAs https endpoints must chain to, from the next Start on (the
+  // daemon's --push-ca-file).
+  void set_push_ca_file(std::string ca_file) { push_ca_file_ = std::move(ca_file); }
   absl::Status Restart();
 
   std::string address() const { return "127.0.0.1:" + std::to_string(port_); }
@@ -44,6 +47,7 @@ class PushDaemon {
  private:
   testing::TempDir dir_;
   uint16_t port_ = 0;
+  std::string push_ca_file_;
   std::shared_ptr<Logger> logger_;
   std::unique_ptr<server::Metrics> metrics_;
   std::unique_ptr<EventBus> bus_;

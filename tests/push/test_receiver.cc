@@ -2,10 +2,12 @@
 
 #include <arpa/inet.h>
 #include <netinet/in.h>
+#include <openssl/ssl.h>
 #include <poll.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <csignal>
 #include <cstdlib>
 
 #include "absl/strings/ascii.h"
@@ -17,13 +19,41 @@
 namespace keel::push_test {
 namespace {
 
-// Reads one request from `fd` into `request`, `buffer` holding bytes read
-// past the previous one; false at the connection's end.
-bool ReadRequest(int fd, std::string& buffer, ReceivedRequest& request) {
+// One accepted connection, plain or TLS.
+class Connection {
+ public:
+  Connection(int fd, SSL_CTX* tls) : fd_(fd) {
+    if (tls == nullptr) return;
+    ssl_ = SSL_new(tls);
+    SSL_set_fd(ssl_, fd);
+    if (SSL_accept(ssl_) != 1) failed_ = true;
+  }
+  ~Connection() {
+    if (ssl_ != nullptr) SSL_free(ssl_);
+  }
+  bool failed() const { return failed_; }
+  ssize_t Read(char* data, size_t size) {
+    if (ssl_ == nullptr) return recv(fd_, data, size, 0);
+    return SSL_read(ssl_, data, static_cast<int>(size));
+  }
+  bool Write(const std::string& data) {
+    if (ssl_ == nullptr) return send(fd_, data.data(), data.size(), MSG_NOSIGNAL) >= 0;
+    return SSL_write(ssl_, data.data(), static_cast<int>(data.size())) > 0;
+  }
+
+ private:
+  int fd_;
+  SSL* ssl_ = nullptr;
+  bool failed_ = false;
+};
+
+// Reads one request from `connection` into `request`, `buffer` holding
+// bytes read past the previous one; false at the connection's end.
+bool ReadRequest(Connection& connection, std::string& buffer, ReceivedRequest& request) {
   char chunk[8192];
   size_t head_end;
   while ((head_end = buffer.find("\r\n\r\n")) == std::string::npos) {
-    ssize_t n = recv(fd, chunk, sizeof chunk, 0);
+    ssize_t n = connection.Read(chunk, sizeof chunk);
     if (n <= 0) return false;
     buffer.append(chunk, n);
   }
@@ -41,7 +71,7 @@ bool ReadRequest(int fd, std::string& buffer, ReceivedRequest& request) {
   }
   buffer.erase(0, head_end + 4);
   while (buffer.size() < length) {
-    ssize_t n = recv(fd, chunk, sizeof chunk, 0);
+    ssize_t n = connection.Read(chunk, sizeof chunk);
     if (n <= 0) return false;
     buffer.append(chunk, n);
   }
@@ -50,9 +80,27 @@ bool ReadRequest(int fd, std::string& buffer, ReceivedRequest& request) {
   return true;
 }
 
+SSL_CTX* ServerContext(const ReceiverTls& tls) {
+  // OpenSSL writes with write(2): a peer that hung up would raise SIGPIPE.
+  signal(SIGPIPE, SIG_IGN);
+  SSL_CTX* context = SSL_CTX_new(TLS_server_method());
+  if (context == nullptr ||
+      SSL_CTX_use_certificate_chain_file(context, tls.cert_file.c_str()) != 1 ||
+      SSL_CTX_use_PrivateKey_file(context, tls.key_file.c_str(), SSL_FILETYPE_PEM) != 1) {
+    std::abort();
+  }
+  return context;
+}
+
 }  // namespace
 
-TestReceiver::TestReceiver(Handler handler) : handler_(std::move(handler)) {
+TestReceiver::TestReceiver(Handler handler) : TestReceiver(std::move(handler), nullptr) {}
+
+TestReceiver::TestReceiver(Handler handler, const ReceiverTls& tls)
+    : TestReceiver(std::move(handler), ServerContext(tls)) {}
+
+TestReceiver::TestReceiver(Handler handler, ssl_ctx_st* tls)
+    : handler_(std::move(handler)), tls_(tls) {
   listen_fd_ = socket(AF_INET, SOCK_STREAM, 0);
   int one = 1;
   setsockopt(listen_fd_, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
@@ -81,6 +129,7 @@ TestReceiver::~TestReceiver() {
     connections.swap(connections_);
   }
   for (std::thread& connection : connections) connection.join();
+  if (tls_ != nullptr) SSL_CTX_free(tls_);
 }
 
 void TestReceiver::Accept() {
@@ -97,9 +146,10 @@ void TestReceiver::Accept() {
 
 void TestReceiver::Serve(int fd) {
   std::string buffer;
-  for (;;) {
+  Connection connection(fd, tls_);
+  while (!connection.failed()) {
     ReceivedRequest request;
-    if (stopping_ || !ReadRequest(fd, buffer, request)) break;
+    if (stopping_ || !ReadRequest(connection, buffer, request)) break;
     request.arrived = absl::Now();
     int index;
     {
@@ -118,7 +168,7 @@ void TestReceiver::Serve(int fd) {
     for (const auto& [name, value] : reply.headers)
       absl::StrAppend(&response, name, ": ", value, "\r\n");
     response += "\r\n";
-    if (send(fd, response.data(), response.size(), MSG_NOSIGNAL) < 0) break;
+    if (!connection.Write(response)) break;
   }
   MutexLock lock(&mu_);
   std::erase(open_fds_, fd);

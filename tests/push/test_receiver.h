@@ -2,7 +2,8 @@
 // endpoint — it records every request and answers each as its handler
 // says (a status, headers, and optionally a delay first, to make the
 // sender time out). Keep-alive connections are served, each on a thread
-// of its own, so a delayed answer never holds another connection up.
+// of its own, so a delayed answer never holds another connection up. With
+// a certificate and key it serves HTTPS instead (OpenSSL).
 #ifndef KEEL_TESTS_PUSH_TEST_RECEIVER_H_
 #define KEEL_TESTS_PUSH_TEST_RECEIVER_H_
 
@@ -18,6 +19,8 @@
 #include "absl/base/thread_annotations.h"
 #include "absl/time/time.h"
 #include "keel/core/mutex.h"
+
+struct ssl_ctx_st;
 
 namespace keel::push_test {
 
@@ -40,15 +43,25 @@ struct Reply {
   absl::Duration delay = absl::ZeroDuration();  // Before answering.
 };
 
+// A certificate chain and its key (PEM files) to serve HTTPS with.
+struct ReceiverTls {
+  std::string cert_file;
+  std::string key_file;
+};
+
 class TestReceiver {
  public:
   // `handler` gets each request and its index (0 for the first).
   using Handler = std::function<Reply(const ReceivedRequest& request, int index)>;
   explicit TestReceiver(Handler handler);
+  TestReceiver(Handler handler, const ReceiverTls& tls);  // Aborts on a bad certificate.
   ~TestReceiver();
 
   uint16_t port() const { return port_; }
-  std::string url() const { return "http://127.0.0.1:" + std::to_string(port_) + "/hook"; }
+  std::string url() const {
+    return std::string(tls_ == nullptr ? "http" : "https") +
+           "://127.0.0.1:" + std::to_string(port_) + "/hook";
+  }
 
   std::vector<ReceivedRequest> requests() const;
   // Waits until `done(requests())` holds or `timeout` passed; whether it held.
@@ -56,10 +69,12 @@ class TestReceiver {
                absl::Duration timeout) const;
 
  private:
+  TestReceiver(Handler handler, ssl_ctx_st* tls);  // Takes `tls`.
   void Accept();
   void Serve(int fd);
 
   Handler handler_;
+  ssl_ctx_st* tls_ = nullptr;  // OpenSSL's SSL_CTX; null for plain HTTP.
   int listen_fd_ = -1;
   uint16_t port_ = 0;
   std::atomic<bool> stopping_{false};

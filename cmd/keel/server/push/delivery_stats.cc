@@ -1,23 +1,41 @@
 #include "keel/cmd/keel/server/push/delivery_stats.h"
 
+#include <algorithm>
+
 namespace keel::push {
+
+const char* CircuitStateName(CircuitState state) {
+  switch (state) {
+    case CircuitState::kClosed:
+      return "closed";
+    case CircuitState::kOpen:
+      return "open";
+    case CircuitState::kProbing:
+      return "probing";
+  }
+  return "closed";
+}
+
+void DeliveryStats::Answered(absl::Duration latency) {
+  ++counts_.latency_count;
+  counts_.latency_sum += latency;
+  const size_t bucket = std::lower_bound(kLatencyBounds.begin(), kLatencyBounds.end(), latency) -
+                        kLatencyBounds.begin();
+  ++counts_.latency_buckets[bucket];
+}
 
 void DeliveryStats::Delivered(uint64_t events, int status, absl::Duration latency) {
   MutexLock lock(&mu_);
   ++counts_.deliveries;
   counts_.events_delivered += events;
-  ++counts_.latency_count;
-  counts_.latency_sum += latency;
+  Answered(latency);
   counts_.last_status = status;
 }
 
 void DeliveryStats::Failed(int status, const std::string& reason, absl::Duration latency) {
   MutexLock lock(&mu_);
   ++counts_.failures;
-  if (status != 0) {
-    ++counts_.latency_count;
-    counts_.latency_sum += latency;
-  }
+  if (status != 0) Answered(latency);
   counts_.last_status = status;
   counts_.last_error = reason;
   counts_.last_error_time = absl::Now();
@@ -26,6 +44,19 @@ void DeliveryStats::Failed(int status, const std::string& reason, absl::Duration
 void DeliveryStats::RedriveFailed(const std::string& reason) {
   MutexLock lock(&mu_);
   counts_.redrive_error = reason;
+}
+
+void DeliveryStats::CircuitOpened(absl::Time until) {
+  MutexLock lock(&mu_);
+  ++counts_.circuit_opens;
+  counts_.circuit = CircuitState::kOpen;
+  counts_.circuit_open_until = until;
+}
+
+void DeliveryStats::CircuitChanged(CircuitState state, absl::Time open_until) {
+  MutexLock lock(&mu_);
+  counts_.circuit = state;
+  counts_.circuit_open_until = open_until;
 }
 
 DeliveryCounts DeliveryStats::Snapshot() const {

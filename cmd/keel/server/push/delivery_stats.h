@@ -7,6 +7,7 @@
 #ifndef KEEL_CMD_KEEL_SERVER_PUSH_DELIVERY_STATS_H_
 #define KEEL_CMD_KEEL_SERVER_PUSH_DELIVERY_STATS_H_
 
+#include <array>
 #include <atomic>
 #include <cstdint>
 #include <string>
@@ -17,6 +18,19 @@
 
 namespace keel::push {
 
+// CircuitBreaker's states (circuit_breaker.h).
+enum class CircuitState { kClosed, kOpen, kProbing };
+const char* CircuitStateName(CircuitState state);  // "closed", "open", "probing"
+
+// The upper bounds of the endpoint latency histogram's buckets (the last,
+// +Inf, is implied): from a local receiver's fraction of a millisecond to
+// a slow endpoint's seconds.
+inline constexpr std::array<absl::Duration, 12> kLatencyBounds = {
+    absl::Milliseconds(1),   absl::Microseconds(2500), absl::Milliseconds(5),
+    absl::Milliseconds(10),  absl::Milliseconds(25),   absl::Milliseconds(50),
+    absl::Milliseconds(100), absl::Milliseconds(250),  absl::Milliseconds(500),
+    absl::Seconds(1),        absl::Milliseconds(2500), absl::Seconds(10)};
+
 struct DeliveryCounts {
   uint64_t deliveries = 0;        // Batches the endpoint acknowledged (2xx).
   uint64_t events_delivered = 0;  // Events in them.
@@ -25,11 +39,17 @@ struct DeliveryCounts {
   uint64_t dead_lettered = 0;     // Events moved to the dead-letter stream.
   uint64_t latency_count = 0;     // Answered POSTs, and their total time:
   absl::Duration latency_sum;     //   endpoint latency = sum / count.
-  int last_status = 0;            // Of the last POST; 0 when it had no answer.
-  std::string last_error;         // The last failure's reason.
+  // Answered POSTs by latency: [i] those within kLatencyBounds[i] and above
+  // the bound before it; the last, those above every bound.
+  std::array<uint64_t, kLatencyBounds.size() + 1> latency_buckets = {};
+  int last_status = 0;     // Of the last POST; 0 when it had no answer.
+  std::string last_error;  // The last failure's reason.
   absl::Time last_error_time = absl::InfinitePast();
   uint64_t redriven = 0;      // Dead letters the endpoint acknowledged on redrive.
   std::string redrive_error;  // Why the last redrive stopped; "" while none failed.
+  CircuitState circuit = CircuitState::kClosed;
+  absl::Time circuit_open_until = absl::InfinitePast();  // Of the last opening.
+  uint64_t circuit_opens = 0;                            // Times the circuit opened.
 };
 
 class DeliveryStats {
@@ -42,9 +62,13 @@ class DeliveryStats {
   // A redrive stopped at a batch that failed; a new redrive clears it.
   void RedriveFailed(const std::string& reason);
   void RedriveStarted() { RedriveFailed(""); }
+  void CircuitOpened(absl::Time until);
+  void CircuitChanged(CircuitState state, absl::Time open_until);
   DeliveryCounts Snapshot() const;
 
  private:
+  void Answered(absl::Duration latency) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+
   std::atomic<uint64_t> retries_{0};
   std::atomic<uint64_t> dead_lettered_{0};
   std::atomic<uint64_t> redriven_{0};

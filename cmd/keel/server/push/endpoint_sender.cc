@@ -40,6 +40,10 @@ AttemptOutcome ClassifyResponse(const absl::StatusOr<client::ClientResponse>& re
   return outcome;
 }
 
+bool EndpointFailed(const AttemptOutcome& outcome) {
+  return outcome.kind == AttemptOutcome::Kind::kRetry && outcome.status != 429;
+}
+
 EndpointSender::EndpointSender(EndpointUrl url, absl::Duration timeout, std::string ca_file)
     : url_(std::move(url)) {
   client::ClientOptions options;

@@ -37,6 +37,11 @@ struct AttemptOutcome {
 AttemptOutcome ClassifyResponse(const absl::StatusOr<client::ClientResponse>& response,
                                 absl::Time now);
 
+// Whether `outcome` says the endpoint, not the batch, is failing: no
+// answer, 408 or 5xx (a 429 paces the sender; its endpoint is up). What
+// the circuit breaker counts.
+bool EndpointFailed(const AttemptOutcome& outcome);
+
 class EndpointSender {
  public:
   EndpointSender(EndpointUrl url, absl::Duration timeout, std::string ca_file);

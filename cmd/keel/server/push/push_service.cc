@@ -2,10 +2,10 @@
 
 #include <algorithm>
 #include <boost/asio/ip/address.hpp>
-#include <functional>
 
 #include "absl/strings/str_cat.h"
 #include "keel/cmd/keel/server/push/endpoint_url.h"
+#include "keel/cmd/keel/server/push/push_metrics.h"
 #include "keel/core/errors.h"
 #include "keel/core/status_macros.h"
 
@@ -271,44 +271,7 @@ SubscriptionStatus PushService::StatusOf(const StoredSubscription& stored,
 
 std::string PushService::MetricsText() {
   absl::StatusOr<std::vector<SubscriptionStatus>> all = List();
-  std::string out;
-  if (!all.ok()) return out;
-  struct Family {
-    const char* name;
-    const char* type;
-    const char* help;
-    std::function<double(const SubscriptionStatus&)> value;
-  };
-  const Family families[] = {
-      {"keel_push_lag", "gauge", "Events of matching streams not yet delivered.",
-       [](const SubscriptionStatus& s) { return static_cast<double>(s.lag); }},
-      {"keel_push_deliveries_total", "counter", "Batches the endpoint acknowledged.",
-       [](const SubscriptionStatus& s) { return static_cast<double>(s.counts.deliveries); }},
-      {"keel_push_events_delivered_total", "counter", "Events in acknowledged batches.",
-       [](const SubscriptionStatus& s) { return static_cast<double>(s.counts.events_delivered); }},
-      {"keel_push_failures_total", "counter", "POSTs that failed.",
-       [](const SubscriptionStatus& s) { return static_cast<double>(s.counts.failures); }},
-      {"keel_push_retries_total", "counter", "POSTs repeated after a failure.",
-       [](const SubscriptionStatus& s) { return static_cast<double>(s.counts.retries); }},
-      {"keel_push_dead_letters_total", "counter", "Events moved to the dead-letter stream.",
-       [](const SubscriptionStatus& s) { return static_cast<double>(s.counts.dead_lettered); }},
-      {"keel_push_redriven_total", "counter", "Dead letters the endpoint acknowledged on redrive.",
-       [](const SubscriptionStatus& s) { return static_cast<double>(s.counts.redriven); }},
-      {"keel_push_endpoint_latency_seconds_sum", "counter", "Time answered POSTs took.",
-       [](const SubscriptionStatus& s) { return absl::ToDoubleSeconds(s.counts.latency_sum); }},
-      {"keel_push_endpoint_latency_seconds_count", "counter", "Answered POSTs.",
-       [](const SubscriptionStatus& s) { return static_cast<double>(s.counts.latency_count); }},
-  };
-  for (const Family& family : families) {
-    absl::StrAppend(&out, "# HELP ", family.name, " ", family.help, "\n# TYPE ", family.name, " ",
-                    family.type, "\n");
-    // Subscription names are [A-Za-z0-9._:-]: nothing to escape in labels.
-    for (const SubscriptionStatus& s : *all) {
-      absl::StrAppend(&out, family.name, "{subscription=\"", s.subscription.name, "\"} ",
-                      family.value(s), "\n");
-    }
-  }
-  return out;
+  return all.ok() ? PushMetricsText(*all) : "";
 }
 
 }  // namespace keel::push

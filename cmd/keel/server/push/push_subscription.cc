@@ -26,6 +26,16 @@ absl::Status ValidateRetry(const RetryPolicy& retry) {
   return absl::OkStatus();
 }
 
+absl::Status ValidateCircuit(const CircuitPolicy& circuit) {
+  if (circuit.failure_threshold < 0 || circuit.failure_threshold > 1000) {
+    return InvalidArgument("circuit.failureThreshold must be 0 to 1000");
+  }
+  if (circuit.open_for <= absl::ZeroDuration() || circuit.open_for > absl::Hours(1)) {
+    return InvalidArgument("circuit.openMs must be more than 0 and at most 1h");
+  }
+  return absl::OkStatus();
+}
+
 }  // namespace
 
 absl::Status Validate(const PushSubscription& s) {
@@ -44,7 +54,11 @@ absl::Status Validate(const PushSubscription& s) {
   if (s.timeout <= absl::ZeroDuration() || s.timeout > absl::Minutes(5)) {
     return InvalidArgument("timeout must be more than 0 and at most 5m");
   }
+  if (s.concurrency < 1 || s.concurrency > kMaxPushConcurrency) {
+    return InvalidArgument(absl::StrCat("concurrency must be 1 to ", kMaxPushConcurrency));
+  }
   KEEL_RETURN_IF_ERROR(ValidateRetry(s.retry));
+  KEEL_RETURN_IF_ERROR(ValidateCircuit(s.circuit));
   if (s.secrets.empty() || s.secrets.size() > kMaxSigningSecrets) {
     return InvalidArgument("secrets must hold one or two signing secrets");
   }
@@ -69,10 +83,13 @@ std::string DriftBetween(const PushSubscription& a, const PushSubscription& b) {
   differ(a.batch_size == b.batch_size, "batchSize");
   differ(a.linger == b.linger, "linger");
   differ(a.timeout == b.timeout, "timeout");
+  differ(a.concurrency == b.concurrency, "concurrency");
   differ(a.retry.max_attempts == b.retry.max_attempts, "retry.maxAttempts");
   differ(a.retry.initial_backoff == b.retry.initial_backoff, "retry.initialBackoff");
   differ(a.retry.max_backoff == b.retry.max_backoff, "retry.maxBackoff");
   differ(a.retry.multiplier == b.retry.multiplier, "retry.multiplier");
+  differ(a.circuit.failure_threshold == b.circuit.failure_threshold, "circuit.failureThreshold");
+  differ(a.circuit.open_for == b.circuit.open_for, "circuit.openMs");
   differ(a.start_at_latest == b.start_at_latest, "start");
   differ(a.allow_self == b.allow_self, "allowSelf");
   return absl::StrJoin(fields, ", ");

@@ -32,9 +32,22 @@ struct RetryPolicy {
   friend bool operator==(const RetryPolicy&, const RetryPolicy&) = default;
 };
 
+// When the endpoint stops answering: after `failure_threshold` POSTs in a
+// row failed without an answer that blames the batch (no answer, 408, 429,
+// 5xx), the circuit opens and no POST goes out for `open_for`; then one
+// POST probes the endpoint (the others wait for its outcome), which closes
+// the circuit or opens it again. 0 never opens it.
+struct CircuitPolicy {
+  int failure_threshold = 5;  // 0..1000.
+  absl::Duration open_for = absl::Seconds(30);
+
+  friend bool operator==(const CircuitPolicy&, const CircuitPolicy&) = default;
+};
+
 // At most two secrets sign at once: the new one and the one it replaces.
 inline constexpr size_t kMaxSigningSecrets = 2;
 inline constexpr size_t kMaxPushBatch = 1000;
+inline constexpr int kMaxPushConcurrency = 64;
 
 struct PushSubscription {
   std::string name;  // [A-Za-z0-9._:-]{1,200}
@@ -46,7 +59,12 @@ struct PushSubscription {
   // How long the oldest undelivered event may wait for a batch to fill.
   absl::Duration linger = absl::ZeroDuration();
   absl::Duration timeout = absl::Seconds(10);  // One POST, connect included.
+  // Batches in flight at once, each of a different stream (a stream's
+  // batches go one after the other, in order), each on a kept-alive
+  // connection of its own; 1..kMaxPushConcurrency.
+  int concurrency = 1;
   RetryPolicy retry;
+  CircuitPolicy circuit;
   // Where a stream that exists at creation starts: false (default) at its
   // first retained event, true after its last one. Streams that appear
   // later always start at their first event.

@@ -22,29 +22,31 @@ absl::Duration LeaseFor(const PushSubscription& subscription) {
 }  // namespace
 
 StreamDelivery::StreamDelivery(EventBus& bus, const PushSubscription& subscription,
-                               BatchPoster& poster, DeliveryStats& stats)
-    : bus_(bus),
-      subscription_(subscription),
-      group_(subscription.GroupName()),
-      poster_(poster),
-      stats_(stats) {}
+                               DeliveryStats& stats)
+    : bus_(bus), subscription_(subscription), group_(subscription.GroupName()), stats_(stats) {}
 
 bool StreamDelivery::Wanted(const Event& event) const {
   return absl::StartsWith(event.type, subscription_.type_prefix) &&
          (subscription_.tenant.empty() || event.tenant == subscription_.tenant);
 }
 
-absl::StatusOr<bool> StreamDelivery::Step(const std::string& stream) {
+absl::Status StreamDelivery::FenceOnce(ConsumerGroups& groups, const std::string& stream) {
+  {
+    MutexLock lock(&mu_);
+    if (fenced_.contains(stream)) return absl::OkStatus();
+  }
+  // This worker is the group's only consumer: a lease left by a crashed
+  // earlier process is stale. (Only this stream's lane steps it.)
+  KEEL_RETURN_IF_ERROR(FenceStaleLease(groups, stream, group_));
+  MutexLock lock(&mu_);
+  fenced_.insert(stream);
+  return absl::OkStatus();
+}
+
+absl::StatusOr<bool> StreamDelivery::Step(const std::string& stream, BatchPoster& poster) {
   ConsumerGroups* groups = bus_.groups();
   if (groups == nullptr) return absl::UnimplementedError("this driver keeps no consumer groups");
-  if (fenced_.insert(stream).second) {
-    // This worker is the group's only consumer: a lease left by a crashed
-    // earlier process is stale.
-    if (absl::Status fenced = FenceStaleLease(*groups, stream, group_); !fenced.ok()) {
-      fenced_.erase(stream);
-      return fenced;
-    }
-  }
+  KEEL_RETURN_IF_ERROR(FenceOnce(*groups, stream));
   ConsumeRequest request{stream, group_, subscription_.batch_size, LeaseFor(subscription_),
                          ConsumeRequest::Start::kEarliest};
   KEEL_ASSIGN_OR_RETURN(ConsumePage page, groups->Consume(request));
@@ -61,7 +63,7 @@ absl::StatusOr<bool> StreamDelivery::Step(const std::string& stream) {
     if (Wanted(event)) wanted.push_back(std::move(event));
   }
   if (!wanted.empty()) {
-    absl::StatusOr<Result> result = Deliver(stream, wanted);
+    absl::StatusOr<Result> result = Deliver(stream, wanted, poster);
     if (!result.ok() || *result == Result::kAbandoned) {
       // Nothing of the page is committed: the next step sends it again.
       groups->Commit(stream, group_, lease.from, lease.token).IgnoreError();
@@ -79,9 +81,10 @@ absl::StatusOr<bool> StreamDelivery::Step(const std::string& stream) {
 }
 
 absl::StatusOr<StreamDelivery::Result> StreamDelivery::Deliver(const std::string& stream,
-                                                               const std::vector<Event>& events) {
+                                                               const std::vector<Event>& events,
+                                                               BatchPoster& poster) {
   const PostResult posted =
-      poster_.Post(stream, events, bus_.replayer() ? bus_.replayer()->epoch() : 0);
+      poster.Post(stream, events, bus_.replayer() ? bus_.replayer()->epoch() : 0);
   switch (posted.kind) {
     case PostResult::Kind::kDelivered:
       return Result::kDelivered;

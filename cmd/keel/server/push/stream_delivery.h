@@ -11,7 +11,8 @@
 // (core/dead_letters.h, group "push.<name>") plus `keel.push.status` (the
 // last HTTP status, 0 for no answer).
 //
-// Thread safety: one caller at a time (the subscription's worker).
+// Thread safety: steps on different streams may run concurrently (the
+// subscription's lanes); one stream's steps run one at a time.
 #ifndef KEEL_CMD_KEEL_SERVER_PUSH_STREAM_DELIVERY_H_
 #define KEEL_CMD_KEEL_SERVER_PUSH_STREAM_DELIVERY_H_
 
@@ -25,6 +26,7 @@
 #include "keel/cmd/keel/server/push/delivery_stats.h"
 #include "keel/cmd/keel/server/push/push_subscription.h"
 #include "keel/core/event_bus.h"
+#include "keel/core/mutex.h"
 
 namespace keel::push {
 
@@ -32,28 +34,32 @@ inline constexpr char kPushStatusAttribute[] = "keel.push.status";
 
 class StreamDelivery {
  public:
-  // `poster` sends the batches; all must outlive the delivery.
-  StreamDelivery(EventBus& bus, const PushSubscription& subscription, BatchPoster& poster,
-                 DeliveryStats& stats);
+  // All must outlive the delivery.
+  StreamDelivery(EventBus& bus, const PushSubscription& subscription, DeliveryStats& stats);
 
-  // One page of `stream`: true when it made progress (delivered, filtered
-  // out or dead-lettered events), false when there was nothing to send yet
-  // (no events, a batch still lingering) or the work was abandoned.
-  absl::StatusOr<bool> Step(const std::string& stream);
+  // One page of `stream`, its batch sent by `poster`: true when it made
+  // progress (delivered, filtered out or dead-lettered events), false when
+  // there was nothing to send yet (no events, a batch still lingering) or
+  // the work was abandoned.
+  absl::StatusOr<bool> Step(const std::string& stream, BatchPoster& poster);
 
  private:
   enum class Result { kDelivered, kDeadLettered, kAbandoned };
 
-  absl::StatusOr<Result> Deliver(const std::string& stream, const std::vector<Event>& events);
+  // Fences a stale lease on `stream` the first time it is stepped.
+  absl::Status FenceOnce(ConsumerGroups& groups, const std::string& stream);
+  absl::StatusOr<Result> Deliver(const std::string& stream, const std::vector<Event>& events,
+                                 BatchPoster& poster);
   absl::Status DeadLetter(const std::vector<Event>& events, const PostResult& failed);
   bool Wanted(const Event& event) const;
 
   EventBus& bus_;
   const PushSubscription& subscription_;
   const std::string group_;
-  BatchPoster& poster_;
   DeliveryStats& stats_;
-  std::set<std::string> fenced_;  // Streams whose stale lease was fenced (stale_lease.h).
+  Mutex mu_;
+  // Streams whose stale lease was fenced (stale_lease.h).
+  std::set<std::string> fenced_ ABSL_GUARDED_BY(mu_);
 };
 
 }  // namespace keel::push

@@ -1,5 +1,6 @@
 #include "keel/cmd/keel/server/push/subscription_json.h"
 
+#include <algorithm>
 #include <boost/json.hpp>
 
 #include "absl/strings/str_cat.h"
@@ -10,11 +11,12 @@ namespace keel::push {
 namespace json = boost::json;
 namespace {
 
-constexpr absl::string_view kFields[] = {"name",     "streams",   "typePrefix", "tenant",
-                                         "endpoint", "batchSize", "lingerMs",   "timeoutMs",
-                                         "retry",    "start",     "allowSelf",  "secrets"};
+constexpr absl::string_view kFields[] = {
+    "name",      "streams", "typePrefix", "tenant", "endpoint",  "batchSize", "lingerMs",
+    "timeoutMs", "retry",   "circuit",    "start",  "allowSelf", "secrets",   "concurrency"};
 constexpr absl::string_view kRetryFields[] = {"maxAttempts", "initialBackoffMs", "maxBackoffMs",
                                               "multiplier"};
+constexpr absl::string_view kCircuitFields[] = {"failureThreshold", "openMs"};
 
 const json::value* Field(const json::object& object, absl::string_view key) {
   const json::value* value = object.if_contains(json::string_view(key.data(), key.size()));
@@ -80,6 +82,18 @@ absl::Status ReadRetry(const json::object& object, RetryPolicy& retry) {
   return absl::OkStatus();
 }
 
+absl::Status ReadCircuit(const json::object& object, CircuitPolicy& circuit) {
+  const json::value* value = Field(object, "circuit");
+  if (value == nullptr) return absl::OkStatus();
+  if (!value->is_object()) return InvalidArgument("circuit must be an object");
+  const json::object& c = value->get_object();
+  KEEL_RETURN_IF_ERROR(RejectUnknown(c, kCircuitFields, "circuit."));
+  uint64_t threshold = circuit.failure_threshold;
+  KEEL_RETURN_IF_ERROR(ReadUint(c, "failureThreshold", threshold));
+  circuit.failure_threshold = static_cast<int>(std::min<uint64_t>(threshold, 1'000'000));
+  return ReadMillis(c, "openMs", circuit.open_for);
+}
+
 absl::Status ReadSecrets(const json::object& object, std::vector<std::string>& secrets) {
   const json::value* value = Field(object, "secrets");
   if (value == nullptr) return absl::OkStatus();
@@ -106,7 +120,11 @@ absl::StatusOr<PushSubscription> FromObject(const json::object& object) {
   s.batch_size = batch;
   KEEL_RETURN_IF_ERROR(ReadMillis(object, "lingerMs", s.linger));
   KEEL_RETURN_IF_ERROR(ReadMillis(object, "timeoutMs", s.timeout));
+  uint64_t concurrency = s.concurrency;
+  KEEL_RETURN_IF_ERROR(ReadUint(object, "concurrency", concurrency));
+  s.concurrency = static_cast<int>(std::min<uint64_t>(concurrency, 1'000'000));
   KEEL_RETURN_IF_ERROR(ReadRetry(object, s.retry));
+  KEEL_RETURN_IF_ERROR(ReadCircuit(object, s.circuit));
   KEEL_RETURN_IF_ERROR(ReadString(object, "start", start));
   if (start != "earliest" && start != "latest") {
     return InvalidArgument("start must be \"earliest\" or \"latest\"");
@@ -138,6 +156,9 @@ json::object SubscriptionJson(const PushSubscription& s, bool with_secrets) {
   retry["initialBackoffMs"] = absl::ToInt64Milliseconds(s.retry.initial_backoff);
   retry["maxBackoffMs"] = absl::ToInt64Milliseconds(s.retry.max_backoff);
   retry["multiplier"] = s.retry.multiplier;
+  json::object circuit;
+  circuit["failureThreshold"] = s.circuit.failure_threshold;
+  circuit["openMs"] = absl::ToInt64Milliseconds(s.circuit.open_for);
   json::object object;
   object["name"] = s.name;
   object["streams"] = s.streams.text();
@@ -147,7 +168,9 @@ json::object SubscriptionJson(const PushSubscription& s, bool with_secrets) {
   object["batchSize"] = s.batch_size;
   object["lingerMs"] = absl::ToInt64Milliseconds(s.linger);
   object["timeoutMs"] = absl::ToInt64Milliseconds(s.timeout);
+  object["concurrency"] = s.concurrency;
   object["retry"] = std::move(retry);
+  object["circuit"] = std::move(circuit);
   object["start"] = s.start_at_latest ? "latest" : "earliest";
   object["allowSelf"] = s.allow_self;
   if (with_secrets) {

@@ -59,6 +59,13 @@ json::object StatusObject(const SubscriptionStatus& status) {
   counts["endpointLatencyMs"] =
       c.latency_count == 0 ? 0.0 : absl::ToDoubleMilliseconds(c.latency_sum) / c.latency_count;
   object["delivery"] = std::move(counts);
+  json::object circuit;
+  circuit["state"] = CircuitStateName(c.circuit);
+  circuit["opens"] = c.circuit_opens;
+  if (c.circuit != CircuitState::kClosed) {
+    circuit["openUntil"] = server::FormatRfc3339(c.circuit_open_until);
+  }
+  object["circuitState"] = std::move(circuit);  // Beside the declaration's "circuit".
   object["redrive"] = RedriveObject(status);
   return object;
 }

@@ -1,8 +1,8 @@
 #include "keel/cmd/keel/server/push/subscription_worker.h"
 
 #include "absl/strings/str_cat.h"
-#include "keel/cmd/keel/server/push/batch_poster.h"
-#include "keel/cmd/keel/server/push/endpoint_sender.h"
+#include "keel/cmd/keel/server/push/circuit_breaker.h"
+#include "keel/cmd/keel/server/push/delivery_lanes.h"
 #include "keel/cmd/keel/server/push/redrive_delivery.h"
 #include "keel/cmd/keel/server/push/stream_delivery.h"
 #include "keel/core/status_macros.h"
@@ -103,17 +103,15 @@ absl::StatusOr<std::vector<std::string>> SubscriptionWorker::MatchingStreams(
   return streams;
 }
 
-absl::StatusOr<bool> SubscriptionWorker::DeliverStreams(StreamDelivery& delivery,
+absl::StatusOr<bool> SubscriptionWorker::DeliverStreams(DeliveryLanes& lanes,
+                                                        StreamDelivery& delivery,
                                                         StreamWatch& watch) {
   KEEL_ASSIGN_OR_RETURN(std::vector<std::string> streams, MatchingStreams(bus_, subscription_));
   watch.Follow(streams);
   watch.Rearm();  // Before the steps: an event published during them rings the bell.
-  bool progress = false;
-  for (const std::string& stream : streams) {
-    KEEL_ASSIGN_OR_RETURN(bool stepped, delivery.Step(stream));
-    progress = progress || stepped;
-  }
-  return progress;
+  return lanes.RunPass(streams, [&delivery](const std::string& stream, BatchPoster& poster) {
+    return delivery.Step(stream, poster);
+  });
 }
 
 absl::StatusOr<bool> SubscriptionWorker::StepRedrive(RedriveDelivery& redrive) {
@@ -140,12 +138,12 @@ absl::StatusOr<bool> SubscriptionWorker::StepRedrive(RedriveDelivery& redrive) {
 void SubscriptionWorker::Run() {
   absl::StatusOr<EndpointUrl> url = ParseEndpointUrl(subscription_.endpoint);
   if (!url.ok()) return;  // Validated when declared.
-  EndpointSender sender(*url, subscription_.timeout, options_.ca_file);
-  BatchPoster poster(
-      subscription_, sender, stats_, [this](absl::Duration d) { return Sleep(d); },
-      [this] { return Secrets(); });
-  StreamDelivery delivery(bus_, subscription_, poster, stats_);
-  RedriveDelivery redrive(bus_, subscription_, poster, stats_);
+  CircuitBreaker circuit(subscription_.circuit, stats_);
+  DeliveryLanes lanes(
+      subscription_, *url, options_.ca_file, circuit, stats_,
+      [this](absl::Duration d) { return Sleep(d); }, [this] { return Secrets(); });
+  StreamDelivery delivery(bus_, subscription_, stats_);
+  RedriveDelivery redrive(bus_, subscription_, lanes.first(), stats_);
   StreamWatch watch(bus_, bell_);
   for (;;) {
     {
@@ -155,7 +153,7 @@ void SubscriptionWorker::Run() {
     }
     // Live batches first, then one redrive batch: a redrive never holds up
     // new events for more than one batch.
-    absl::StatusOr<bool> delivered = DeliverStreams(delivery, watch);
+    absl::StatusOr<bool> delivered = DeliverStreams(lanes, delivery, watch);
     absl::StatusOr<bool> redriven = delivered.ok() ? StepRedrive(redrive) : false;
     const absl::Status status = delivered.ok() ? redriven.status() : delivered.status();
     if (!status.ok()) {

@@ -2,9 +2,10 @@
 // pass lists the streams its pattern matches (so streams created later
 // join without a restart) and takes one step (StreamDelivery) on each, so
 // one busy stream does not starve the others; with nothing to send it
-// waits `poll_interval`. One batch is in flight at a time: a slow or failing
-// endpoint holds back only its own subscription, never another's or a
-// publish.
+// waits `poll_interval`. Up to `concurrency` batches, of different streams,
+// are in flight at once (DeliveryLanes), all behind one CircuitBreaker: a
+// slow or failing endpoint holds back only its own subscription, never
+// another's or a publish.
 //
 // A redrive (SetRedrive) re-sends the dead letters up to a sequence of the
 // dead-letter stream, one batch per pass beside the streams'
@@ -38,6 +39,7 @@
 
 namespace keel::push {
 
+class DeliveryLanes;
 class StreamDelivery;
 class RedriveDelivery;
 class StreamWatch;
@@ -71,7 +73,8 @@ class SubscriptionWorker {
  private:
   void Run();
   // One step on each matching stream; whether any made progress.
-  absl::StatusOr<bool> DeliverStreams(StreamDelivery& delivery, StreamWatch& watch);
+  absl::StatusOr<bool> DeliverStreams(DeliveryLanes& lanes, StreamDelivery& delivery,
+                                      StreamWatch& watch);
   // One batch of the redrive in progress, if any; whether it sent one.
   absl::StatusOr<bool> StepRedrive(RedriveDelivery& redrive);
   // Waits `delay` unless stopped or paused first; false then.

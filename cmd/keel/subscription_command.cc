@@ -62,6 +62,14 @@ std::string CreateBody(const po::variables_map& vars) {
   }
   if (vars.count("circuit-open-ms")) circuit["openMs"] = vars["circuit-open-ms"].as<uint64_t>();
   if (!circuit.empty()) body["circuit"] = std::move(circuit);
+  json::object dead_letters;
+  if (vars.count("dead-letter-max-age")) {
+    dead_letters["maxAge"] = vars["dead-letter-max-age"].as<std::string>();
+  }
+  if (vars.count("dead-letter-max-events")) {
+    dead_letters["maxEvents"] = vars["dead-letter-max-events"].as<uint64_t>();
+  }
+  if (!dead_letters.empty()) body["deadLetterRetention"] = std::move(dead_letters);
   body["secrets"] = SecretsOf(vars);
   return json::serialize(body);
 }
@@ -106,6 +114,10 @@ class SubscriptionCommand : public Command {
         "create: endpoint failures in a row that open the circuit (default 5; 0: never)")(
         "circuit-open-ms", po::value<uint64_t>(),
         "create: how long an open circuit holds POSTs back before a probe (default 30000)")(
+        "dead-letter-max-age", po::value<std::string>(),
+        "create: how long dead letters are kept ('168h'; default: the stream's policy)")(
+        "dead-letter-max-events", po::value<uint64_t>(),
+        "create: how many dead letters are kept (default: the stream's policy)")(
         "start", po::value<std::string>(), "create: earliest (default) or latest")(
         "allow-self", po::bool_switch()->default_value(false),
         "create: allow the daemon's own address as the endpoint")(

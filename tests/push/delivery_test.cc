@@ -129,6 +129,50 @@ TEST_F(PushDeliveryTest, ExhaustedRetriesBecomeDeadLetters) {
   EXPECT_EQ(list[0].at("event").at("attributes").at("keel.push.status").as_string(), "503");
 }
 
+// deadLetterRetention is the retention of the subscription's dead letters:
+// past it the oldest go, at the daemon's next trim; a declaration of the
+// stream that disagrees is drift, and nothing is created.
+TEST_F(PushDeliveryTest, DeadLetterRetentionBoundsTheDeadLetterStream) {
+  TestReceiver receiver([](const ReceivedRequest&, int) { return Reply{400}; });
+  json::object declaration = FastRetryDeclaration("kept", "orders", receiver.url());
+  declaration["batchSize"] = 1;
+  json::object retention;
+  retention["maxEvents"] = 2;
+  declaration["deadLetterRetention"] = retention;
+  Create(declaration);
+  EXPECT_EQ(Describe("kept").at("deadLetterRetention").at("maxEvents").to_number<int>(), 2);
+  for (int i = 1; i <= 5; ++i) ASSERT_TRUE(PublishN(*http_, "orders", "order.created", i).ok());
+  ASSERT_TRUE(DescribeUntil("kept", [](const json::object& status) {
+    return status.at("delivery").at("deadLetters").to_number<int>() == 5;
+  }));
+  ASSERT_TRUE(daemon_.bus().Trim(1000).ok());
+  absl::StatusOr<client::ClientResponse> letters = http_->Get("/v1/streams/push.kept/dead-letters");
+  ASSERT_TRUE(letters.ok() && letters->status == 200);
+  const json::value answer = json::parse(letters->body);
+  const json::array& list = answer.at("deadLetters").as_array();
+  ASSERT_EQ(list.size(), 2u);  // The newest two.
+  EXPECT_EQ(list[0].at("sourceSequence").to_number<int>(), 4);
+  EXPECT_EQ(list[1].at("sourceSequence").to_number<int>(), 5);
+
+  json::object other = FastRetryDeclaration("other", "orders", receiver.url());
+  json::object conflicting;
+  conflicting["maxEvents"] = 3;
+  other["deadLetterRetention"] = conflicting;
+  json::object policy;
+  json::object declared;
+  declared["maxEvents"] = 10;
+  policy["deadLetterRetention"] = declared;
+  absl::StatusOr<client::ClientResponse> put =
+      http_->Request("PUT", "/v1/streams/push.other", json::serialize(policy),
+                     {{"Content-Type", "application/json"}});
+  ASSERT_TRUE(put.ok() && put->status / 100 == 2) << (put.ok() ? put->body : "");
+  absl::StatusOr<client::ClientResponse> drift = CreateSubscription(*http_, other);
+  ASSERT_TRUE(drift.ok());
+  EXPECT_EQ(drift->status, 409) << drift->body;
+  EXPECT_TRUE(absl::StrContains(drift->body, "deadLetterRetention")) << drift->body;
+  EXPECT_EQ(http_->Get("/v1/subscriptions/other")->status, 404);
+}
+
 // A restart in the middle of delivery resumes after the last acknowledged
 // batch: every event arrives, in order, and only an unacknowledged batch
 // may arrive twice.

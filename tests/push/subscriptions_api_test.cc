@@ -37,6 +37,48 @@ class SubscriptionsApiTest : public ::testing::Test {
   TestReceiver receiver_{[](const ReceivedRequest&, int) { return Reply{200}; }};
 };
 
+// The CLI's flags for concurrency, the circuit and dead-letter retention
+// reach the declaration, which a restart keeps.
+TEST_F(SubscriptionsApiTest, CliSetsConcurrencyCircuitAndDeadLetterRetention) {
+  std::vector<std::string> run = Keel({"subscription",
+                                       "create",
+                                       "--name",
+                                       "tuned",
+                                       "--streams",
+                                       "orders",
+                                       "--endpoint",
+                                       receiver_.url(),
+                                       "--secret",
+                                       kSecret,
+                                       "--concurrency",
+                                       "4",
+                                       "--circuit-failures",
+                                       "7",
+                                       "--circuit-open-ms",
+                                       "2000",
+                                       "--dead-letter-max-age",
+                                       "168h",
+                                       "--dead-letter-max-events",
+                                       "1000"});
+  ASSERT_EQ(run[0], "0") << run[2];
+  ASSERT_TRUE(daemon_.Restart().ok());
+  run = Keel({"subscription", "describe", "--name", "tuned"});
+  ASSERT_EQ(run[0], "0") << run[2];
+  const json::object status = json::parse(run[1]).as_object();
+  EXPECT_EQ(status.at("concurrency").to_number<int>(), 4);
+  EXPECT_EQ(status.at("circuit").at("failureThreshold").to_number<int>(), 7);
+  EXPECT_EQ(status.at("circuit").at("openMs").to_number<int>(), 2000);
+  EXPECT_EQ(status.at("circuitState").at("state").as_string(), "closed");
+  EXPECT_EQ(status.at("deadLetterRetention").at("maxAge").as_string(), "168h");
+  EXPECT_EQ(status.at("deadLetterRetention").at("maxEvents").to_number<int>(), 1000);
+  // The retention is the dead-letter stream's policy.
+  absl::StatusOr<client::ClientResponse> policy =
+      daemon_.NewClient()->Get("/v1/streams/push.tuned");
+  ASSERT_TRUE(policy.ok() && policy->status == 200) << (policy.ok() ? policy->body : "");
+  EXPECT_TRUE(absl::StrContains(policy->body, "\"deadLetterRetention\":{\"maxAge\":\"168h\""))
+      << policy->body;
+}
+
 TEST_F(SubscriptionsApiTest, CliDeclaresPausesResumesAndDeletesAndTheyPersist) {
   std::vector<std::string> run =
       Keel({"subscription", "create", "--name", "hook", "--streams", "orders.*", "--endpoint",

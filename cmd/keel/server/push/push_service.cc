@@ -93,6 +93,19 @@ absl::Status PushService::SeekToStart(const PushSubscription& subscription) {
   return absl::OkStatus();
 }
 
+absl::Status PushService::DeclareDeadLetterRetention(const PushSubscription& subscription) {
+  if (subscription.dead_letter_retention.unbounded()) return absl::OkStatus();
+  StreamPolicy policy;
+  policy.dead_letter_retention = subscription.dead_letter_retention;
+  absl::Status declared = bus_.Declare(subscription.DeadLetterSource(), policy);
+  if (GetErrorKind(declared) == ErrorKind::kResourceDrift) {
+    return ResourceDrift(absl::StrCat("deadLetterRetention: the stream ",
+                                      subscription.DeadLetterSource(),
+                                      " is declared with another policy: ", declared.message()));
+  }
+  return declared;
+}
+
 absl::StatusOr<PushService::Created> PushService::Create(PushSubscription subscription) {
   KEEL_RETURN_IF_ERROR(Validate(subscription));
   StoredSubscription stored;
@@ -109,6 +122,7 @@ absl::StatusOr<PushService::Created> PushService::Create(PushSubscription subscr
                                           "' exists with other settings: ", drift));
       }
     } else {
+      KEEL_RETURN_IF_ERROR(DeclareDeadLetterRetention(subscription));
       KEEL_RETURN_IF_ERROR(SeekToStart(subscription));
       Entry entry;
       entry.stored.subscription = std::move(subscription);

@@ -112,6 +112,10 @@ class PushService {
 
   absl::Status CheckNotSelf(const PushSubscription& subscription)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // Declares the dead_letter.* policy of a new subscription's
+  // DeadLetterSource() when it sets one (kResourceDrift when that stream
+  // is declared otherwise).
+  absl::Status DeclareDeadLetterRetention(const PushSubscription& subscription);
   // Positions the groups of a new subscription on the streams that exist.
   absl::Status SeekToStart(const PushSubscription& subscription);
   // The end of a redrive of `range`, after positioning redrive's group at

@@ -90,6 +90,7 @@ std::string DriftBetween(const PushSubscription& a, const PushSubscription& b) {
   differ(a.retry.multiplier == b.retry.multiplier, "retry.multiplier");
   differ(a.circuit.failure_threshold == b.circuit.failure_threshold, "circuit.failureThreshold");
   differ(a.circuit.open_for == b.circuit.open_for, "circuit.openMs");
+  differ(a.dead_letter_retention == b.dead_letter_retention, "deadLetterRetention");
   differ(a.start_at_latest == b.start_at_latest, "start");
   differ(a.allow_self == b.allow_self, "allowSelf");
   return absl::StrJoin(fields, ", ");

@@ -20,6 +20,7 @@
 #include "absl/strings/string_view.h"
 #include "absl/time/time.h"
 #include "keel/cmd/keel/server/push/stream_pattern.h"
+#include "keel/core/stream_policy.h"
 
 namespace keel::push {
 
@@ -65,6 +66,10 @@ struct PushSubscription {
   int concurrency = 1;
   RetryPolicy retry;
   CircuitPolicy circuit;
+  // How long dead letters are kept: declared as the dead_letter.* policy
+  // of DeadLetterSource() when the subscription is created. Unbounded
+  // (default): the policy in force for that stream is left as it is.
+  RetentionLimits dead_letter_retention;
   // Where a stream that exists at creation starts: false (default) at its
   // first retained event, true after its last one. Streams that appear
   // later always start at their first event.

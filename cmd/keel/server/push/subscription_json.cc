@@ -4,6 +4,7 @@
 #include <boost/json.hpp>
 
 #include "absl/strings/str_cat.h"
+#include "keel/cmd/keel/server/policy_json.h"
 #include "keel/core/errors.h"
 #include "keel/core/status_macros.h"
 
@@ -12,8 +13,9 @@ namespace json = boost::json;
 namespace {
 
 constexpr absl::string_view kFields[] = {
-    "name",      "streams", "typePrefix", "tenant", "endpoint",  "batchSize", "lingerMs",
-    "timeoutMs", "retry",   "circuit",    "start",  "allowSelf", "secrets",   "concurrency"};
+    "name",      "streams",   "typePrefix", "tenant",      "endpoint",
+    "batchSize", "lingerMs",  "timeoutMs",  "retry",       "circuit",
+    "start",     "allowSelf", "secrets",    "concurrency", "deadLetterRetention"};
 constexpr absl::string_view kRetryFields[] = {"maxAttempts", "initialBackoffMs", "maxBackoffMs",
                                               "multiplier"};
 constexpr absl::string_view kCircuitFields[] = {"failureThreshold", "openMs"};
@@ -94,6 +96,18 @@ absl::Status ReadCircuit(const json::object& object, CircuitPolicy& circuit) {
   return ReadMillis(c, "openMs", circuit.open_for);
 }
 
+// The same members as a stream policy's deadLetterRetention, checked by
+// the same parser.
+absl::Status ReadDeadLetterRetention(const json::object& object, RetentionLimits& limits) {
+  const json::value* value = Field(object, "deadLetterRetention");
+  if (value == nullptr) return absl::OkStatus();
+  json::object wrapped;
+  wrapped["deadLetterRetention"] = *value;
+  KEEL_ASSIGN_OR_RETURN(StreamPolicy policy, server::ParsePolicyJson(json::serialize(wrapped)));
+  limits = policy.dead_letter_retention;
+  return absl::OkStatus();
+}
+
 absl::Status ReadSecrets(const json::object& object, std::vector<std::string>& secrets) {
   const json::value* value = Field(object, "secrets");
   if (value == nullptr) return absl::OkStatus();
@@ -125,6 +139,7 @@ absl::StatusOr<PushSubscription> FromObject(const json::object& object) {
   s.concurrency = static_cast<int>(std::min<uint64_t>(concurrency, 1'000'000));
   KEEL_RETURN_IF_ERROR(ReadRetry(object, s.retry));
   KEEL_RETURN_IF_ERROR(ReadCircuit(object, s.circuit));
+  KEEL_RETURN_IF_ERROR(ReadDeadLetterRetention(object, s.dead_letter_retention));
   KEEL_RETURN_IF_ERROR(ReadString(object, "start", start));
   if (start != "earliest" && start != "latest") {
     return InvalidArgument("start must be \"earliest\" or \"latest\"");
@@ -171,6 +186,11 @@ json::object SubscriptionJson(const PushSubscription& s, bool with_secrets) {
   object["concurrency"] = s.concurrency;
   object["retry"] = std::move(retry);
   object["circuit"] = std::move(circuit);
+  json::object dead_letters;
+  dead_letters["maxAge"] = absl::FormatDuration(s.dead_letter_retention.max_age);
+  dead_letters["maxBytes"] = s.dead_letter_retention.max_bytes;
+  dead_letters["maxEvents"] = s.dead_letter_retention.max_events;
+  object["deadLetterRetention"] = std::move(dead_letters);
   object["start"] = s.start_at_latest ? "latest" : "earliest";
   object["allowSelf"] = s.allow_self;
   if (with_secrets) {

@@ -3,13 +3,16 @@
 // `keel daemon` runs one, and a PushReceiver on 127.0.0.1 that answers
 // every POST 200 at once:
 //
-//   1. throughput: N events (default 200,000) are published to one stream in
-//      batches of 1,000. The baseline reads them all through a consumer
-//      group, 100 at a time (Consume + Commit: the page a push batch is made
-//      of). Then a subscription with batches of 100 delivers them all to the
-//      receiver, from its creation to the receiver's last event. Target:
-//      delivered events/s >= 0.7x the group's read rate.
-//   2. latency: a second subscription on another stream; events published
+//   1. throughput, one stream (three rounds, medians): N events (default
+//      200,000) are published to a fresh stream in batches of 1,000. The
+//      baseline reads them all through a consumer group, 100 at a time
+//      (Consume + Commit: the page a push batch is made of). Then a
+//      subscription with batches of 100 delivers them all to the receiver,
+//      from its creation to the receiver's last event. Target: delivered
+//      events/s >= 0.7x the group's read rate.
+//   2. throughput, four streams of N/4: four group readers, one thread
+//      each, against one subscription of concurrency 4 (a lane per stream).
+//   3. latency: a subscription on another stream; events published
 //      open loop at --push-rate (1,000/s) for --push-seconds, each carrying
 //      its steady-clock publish time in its data; the receiver records
 //      publish-to-receive latency (p50, p99, max).
@@ -37,8 +40,9 @@
 namespace keel::bench {
 namespace {
 
-constexpr char kBulkStream[] = "push.bench.bulk";
 constexpr char kLiveStream[] = "push.bench.live";
+constexpr int kRounds = 3;
+constexpr int kParallelStreams = 4;
 constexpr size_t kPublishBatch = 1000;
 constexpr size_t kDeliveryBatch = 100;
 
@@ -84,45 +88,79 @@ absl::StatusOr<double> RawBatchRate(const std::string& path, const PushOptions& 
   return static_cast<double>(o.events) / watch.Seconds();
 }
 
-absl::Status PublishBulk(EventBus& bus, const PushOptions& o) {
+// Raw LevelDB, synced: single writes of a small record, each its own
+// fdatasync — what a consumer group's lease or commit record costs (group
+// records are always synced), so the machine's sync rate bounds both the
+// baseline and the push case.
+absl::StatusOr<double> RawSyncedWriteRate(const std::string& path, uint64_t writes) {
+  KEEL_ASSIGN_OR_RETURN(std::unique_ptr<RawLevelDb> raw, RawLevelDb::Open(path));
+  const std::string value(80, 'g');
+  leveldb::WriteOptions synced;
+  synced.sync = true;
+  Stopwatch watch;
+  for (uint64_t i = 0; i < writes; ++i) {
+    leveldb::Status s = raw->db().Put(synced, absl::StrFormat("g/%08d", i % 64), value);
+    if (!s.ok()) return FromLevelDbStatus(s, path);
+  }
+  return static_cast<double>(writes) / watch.Seconds();
+}
+
+absl::Status PublishBulk(EventBus& bus, const std::string& stream, uint64_t events,
+                         const PushOptions& o) {
   const std::string pad(o.payload_bytes, 'x');
-  for (uint64_t i = 0; i < o.events; i += kPublishBatch) {
+  for (uint64_t i = 0; i < events; i += kPublishBatch) {
     std::vector<Event> batch;
-    for (uint64_t n = i; n < i + kPublishBatch && n < o.events; ++n) {
-      batch.push_back(BenchEvent(kBulkStream, n, pad));
+    for (uint64_t n = i; n < i + kPublishBatch && n < events; ++n) {
+      batch.push_back(BenchEvent(stream, n, pad));
     }
-    KEEL_RETURN_IF_ERROR(bus.PublishBatch(kBulkStream, std::move(batch)).status());
+    KEEL_RETURN_IF_ERROR(bus.PublishBatch(stream, std::move(batch)).status());
   }
   return absl::OkStatus();
 }
 
-// The baseline: every event of the bulk stream read by a consumer group in
-// pages of 100, each committed.
-absl::StatusOr<double> GroupReadRate(EventBus& bus, const PushOptions& o) {
+// Every event of `stream` read by a consumer group in pages of 100, each
+// committed: the baseline.
+absl::Status GroupRead(EventBus& bus, const std::string& stream, uint64_t events) {
   ConsumerGroups& groups = *bus.groups();
-  Stopwatch watch;
   uint64_t read = 0;
-  while (read < o.events) {
+  while (read < events) {
     KEEL_ASSIGN_OR_RETURN(ConsumePage page,
-                          groups.Consume({kBulkStream, "bench.baseline", kDeliveryBatch,
+                          groups.Consume({stream, "bench.baseline", kDeliveryBatch,
                                           absl::Seconds(30), ConsumeRequest::Start::kEarliest}));
     if (page.events.empty())
       return absl::DataLossError("the group read fewer events than published");
     read += page.events.size();
-    KEEL_RETURN_IF_ERROR(
-        groups.Commit(kBulkStream, "bench.baseline", page.lease.to, page.lease.token));
+    KEEL_RETURN_IF_ERROR(groups.Commit(stream, "bench.baseline", page.lease.to, page.lease.token));
   }
-  return static_cast<double>(read) / watch.Seconds();
+  return absl::OkStatus();
+}
+
+// The baseline's rate over `streams`, each read by a thread of its own.
+absl::StatusOr<double> GroupReadRate(EventBus& bus, const std::vector<std::string>& streams,
+                                     uint64_t per_stream) {
+  std::vector<absl::Status> results(streams.size());
+  Stopwatch watch;
+  {
+    std::vector<std::jthread> readers;
+    for (size_t i = 0; i < streams.size(); ++i) {
+      readers.emplace_back([&, i] { results[i] = GroupRead(bus, streams[i], per_stream); });
+    }
+  }
+  const double seconds = watch.Seconds();
+  for (const absl::Status& result : results) KEEL_RETURN_IF_ERROR(result);
+  return static_cast<double>(per_stream * streams.size()) / seconds;
 }
 
 absl::StatusOr<push::PushSubscription> Subscription(const std::string& name,
-                                                    const std::string& stream,
-                                                    const PushReceiver& receiver) {
+                                                    const std::string& streams,
+                                                    const PushReceiver& receiver,
+                                                    int concurrency = 1) {
   push::PushSubscription s;
   s.name = name;
-  KEEL_ASSIGN_OR_RETURN(s.streams, push::StreamPattern::Parse(stream));
+  KEEL_ASSIGN_OR_RETURN(s.streams, push::StreamPattern::Parse(streams));
   s.endpoint = receiver.url();
   s.batch_size = kDeliveryBatch;
+  s.concurrency = concurrency;
   s.secrets = {"keel-bench-push-signing-secret"};
   return s;
 }
@@ -135,6 +173,67 @@ bool Drain(const PushReceiver& receiver, uint64_t events, double timeout) {
     std::this_thread::sleep_for(std::chrono::microseconds(200));
   }
   return true;
+}
+
+// The rate at which `subscription` delivers `events` more to `receiver`,
+// from its creation.
+absl::StatusOr<double> PushRate(push::PushService& service,
+                                const push::PushSubscription& subscription, PushReceiver& receiver,
+                                uint64_t events, const PushOptions& o) {
+  const uint64_t before = receiver.events();
+  Stopwatch watch;
+  KEEL_RETURN_IF_ERROR(service.Create(subscription).status());
+  if (!Drain(receiver, before + events, o.drain_timeout)) {
+    return absl::DataLossError(absl::StrCat("subscription ", subscription.name,
+                                            ": the receiver got ", receiver.events() - before,
+                                            " of ", events, " events"));
+  }
+  return static_cast<double>(events) / watch.Seconds();
+}
+
+struct Throughput {
+  double push = 0;
+  double group = 0;
+  double ratio = 0;
+  std::string rounds;  // Each round's ratio.
+};
+
+// Case 1: one stream per round; the medians of the rounds.
+absl::StatusOr<Throughput> OneStream(EventBus& bus, push::PushService& service,
+                                     PushReceiver& receiver, const PushOptions& o) {
+  std::vector<double> pushes, groups, ratios;
+  for (int round = 0; round < kRounds; ++round) {
+    const std::string stream = absl::StrCat("push.bench.one.", round);
+    KEEL_RETURN_IF_ERROR(PublishBulk(bus, stream, o.events, o));
+    KEEL_ASSIGN_OR_RETURN(double group, GroupReadRate(bus, {stream}, o.events));
+    KEEL_ASSIGN_OR_RETURN(push::PushSubscription one,
+                          Subscription(absl::StrCat("one-", round), stream, receiver));
+    KEEL_ASSIGN_OR_RETURN(double pushed, PushRate(service, one, receiver, o.events, o));
+    pushes.push_back(pushed);
+    groups.push_back(group);
+    ratios.push_back(pushed / group);
+  }
+  std::string rounds;
+  for (double ratio : ratios)
+    absl::StrAppend(&rounds, rounds.empty() ? "" : " ", absl::StrFormat("%.2fx", ratio));
+  return Throughput{Median(pushes), Median(groups), Median(ratios), rounds};
+}
+
+// Case 2: four streams, four readers against concurrency 4.
+absl::StatusOr<Throughput> FourStreams(EventBus& bus, push::PushService& service,
+                                       PushReceiver& receiver, const PushOptions& o) {
+  const uint64_t per_stream = o.events / kParallelStreams;
+  std::vector<std::string> streams;
+  for (int i = 0; i < kParallelStreams; ++i) {
+    streams.push_back(absl::StrCat("push.bench.four.", i));
+    KEEL_RETURN_IF_ERROR(PublishBulk(bus, streams.back(), per_stream, o));
+  }
+  KEEL_ASSIGN_OR_RETURN(double group, GroupReadRate(bus, streams, per_stream));
+  KEEL_ASSIGN_OR_RETURN(push::PushSubscription four,
+                        Subscription("four", "push.bench.four.*", receiver, kParallelStreams));
+  KEEL_ASSIGN_OR_RETURN(double pushed,
+                        PushRate(service, four, receiver, per_stream * kParallelStreams, o));
+  return Throughput{pushed, group, pushed / group, ""};
 }
 
 struct LiveResult {
@@ -204,27 +303,20 @@ class PushBench : public BenchMode {
     KEEL_ASSIGN_OR_RETURN(std::unique_ptr<ScratchDir> scratch,
                           ScratchDir::Create(o.dir, "keel-bench-push", o.keep));
     KEEL_ASSIGN_OR_RETURN(double raw_rate, RawBatchRate(scratch->path() + "/raw", o));
+    KEEL_ASSIGN_OR_RETURN(double synced_rate, RawSyncedWriteRate(scratch->path() + "/raw-synced",
+                                                                 o.quick ? 500 : 3000));
     KEEL_ASSIGN_OR_RETURN(std::unique_ptr<EventBus> bus,
                           CreateBus("durable", Config{{"store", "leveldb"},
                                                       {"store.path", scratch->path() + "/bus"},
                                                       {"sync", "none"}}));
-    KEEL_RETURN_IF_ERROR(PublishBulk(*bus, o));
-    KEEL_ASSIGN_OR_RETURN(double group_rate, GroupReadRate(*bus, o));
     KEEL_ASSIGN_OR_RETURN(std::unique_ptr<PushReceiver> receiver, PushReceiver::Start());
     std::shared_ptr<Logger> logger = Logger::Default();
     push::PushService service(*bus, push::PushServiceOptions{}, *logger);
     KEEL_RETURN_IF_ERROR(service.Start());
-
-    KEEL_ASSIGN_OR_RETURN(push::PushSubscription bulk,
-                          Subscription("bulk", kBulkStream, *receiver));
-    Stopwatch watch;
-    KEEL_RETURN_IF_ERROR(service.Create(bulk).status());
-    if (!Drain(*receiver, o.events, o.drain_timeout)) {
-      return absl::DataLossError(
-          absl::StrCat("the receiver got ", receiver->events(), " of ", o.events, " events"));
-    }
-    const double push_rate = static_cast<double>(o.events) / watch.Seconds();
+    KEEL_ASSIGN_OR_RETURN(Throughput one, OneStream(*bus, service, *receiver, o));
+    KEEL_ASSIGN_OR_RETURN(Throughput four, FourStreams(*bus, service, *receiver, o));
     const uint64_t bulk_requests = receiver->requests();
+    const uint64_t bulk_events = receiver->events();
     receiver->TakeLatencies();  // The bulk events waited in the store: not latency.
 
     KEEL_ASSIGN_OR_RETURN(push::PushSubscription live,
@@ -233,22 +325,27 @@ class PushBench : public BenchMode {
     const uint64_t live_events = static_cast<uint64_t>(o.rate * o.seconds);
     LiveResult result;
     KEEL_RETURN_IF_ERROR(PublishLive(*bus, o, live_events, result));
-    if (!Drain(*receiver, o.events + live_events, o.drain_timeout)) {
-      return absl::DataLossError(absl::StrCat("the receiver got ", receiver->events() - o.events,
+    if (!Drain(*receiver, bulk_events + live_events, o.drain_timeout)) {
+      return absl::DataLossError(absl::StrCat("the receiver got ", receiver->events() - bulk_events,
                                               " of ", live_events, " live events"));
     }
     result.latencies = receiver->TakeLatencies();
     service.Stop();
     KEEL_RETURN_IF_ERROR(bus->Close());
 
-    io.out << "keel-bench push: " << Thousands(o.events) << " events of " << o.payload_bytes
+    io.out << "keel-bench push: " << Thousands(o.events) << " events a case of " << o.payload_bytes
            << " bytes of padding, durable sync=none, batches of " << kDeliveryBatch << " ("
-           << Thousands(bulk_requests)
-           << " POSTs); raw LevelDB batch of 1,000: " << EventsPerSecond(raw_rate) << "\n";
+           << Thousands(bulk_requests) << " POSTs in all; one stream: median of " << kRounds
+           << " rounds: " << one.rounds
+           << "); raw LevelDB batch of 1,000: " << EventsPerSecond(raw_rate)
+           << "; raw LevelDB synced single write: " << Thousands(static_cast<uint64_t>(synced_rate))
+           << "/s (a group's lease and commit records are synced writes)\n";
     ResultTable table;
-    table.Add(ResultRow{"push delivery vs consumer-group read", EventsPerSecond(push_rate),
-                        EventsPerSecond(group_rate), push_rate / group_rate, "x",
-                        ResultRow::Goal::kAtLeast, 0.7});
+    table.Add(ResultRow{"one stream: push vs consumer-group read", EventsPerSecond(one.push),
+                        EventsPerSecond(one.group), one.ratio, "x", ResultRow::Goal::kAtLeast,
+                        0.7});
+    table.Add(ResultRow{"4 streams: concurrency 4 vs 4 group readers", EventsPerSecond(four.push),
+                        EventsPerSecond(four.group), four.ratio, "x", ResultRow::Goal::kNone, 0});
     const auto millis = [](uint64_t micros) { return Duration(micros / 1e6); };
     table.Add(ResultRow{absl::StrFormat("latency at %.0f/s: p50", result.achieved_rate),
                         millis(result.latencies.Percentile(50)), "-", 0, "", ResultRow::Goal::kNone,

@@ -3,7 +3,7 @@
 // the events of each batch (the entries of its Keel-Event-Ids header). It
 // also reads the `"ts":<steady ns>` each benchmark event carries in its
 // data and records publish-to-receive latency. One thread per kept-alive
-// connection; a subscription keeps one.
+// connection; a subscription keeps one per lane.
 //
 // Thread safety: all methods are safe to call concurrently.
 #ifndef KEEL_CMD_KEEL_BENCH_PUSH_RECEIVER_H_

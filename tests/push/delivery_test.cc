@@ -173,6 +173,24 @@ TEST_F(PushDeliveryTest, DeadLetterRetentionBoundsTheDeadLetterStream) {
   EXPECT_EQ(http_->Get("/v1/subscriptions/other")->status, 404);
 }
 
+// Endpoints by name: "localhost" is looked up and delivered to; a name
+// that does not resolve (.invalid never does) fails as "no answer" within
+// the POST's timeout, however the system's resolver behaves, and is retried.
+TEST_F(PushDeliveryTest, NamesAreResolvedWithinTheTimeout) {
+  TestReceiver receiver([](const ReceivedRequest&, int) { return Reply{200}; });
+  Create(FastRetryDeclaration("named", "orders",
+                              absl::StrCat("http://localhost:", receiver.port(), "/hook")));
+  Create(FastRetryDeclaration("nowhere", "orders", "http://keel-test.invalid:9/hook"));
+  ASSERT_TRUE(PublishN(*http_, "orders", "order.created", 1).ok());
+  ASSERT_TRUE(receiver.WaitFor(
+      [](const std::vector<ReceivedRequest>& r) { return Acknowledged(r).size() >= 1; }, kWait));
+  ASSERT_TRUE(DescribeUntil("nowhere", [](const json::object& status) {
+    return status.at("delivery").at("failures").to_number<int>() >= 2;
+  }));
+  const std::string error(Describe("nowhere").at("delivery").at("lastError").as_string());
+  EXPECT_TRUE(absl::StartsWith(error, "no answer: cannot resolve keel-test.invalid:9")) << error;
+}
+
 // A restart in the middle of delivery resumes after the last acknowledged
 // batch: every event arrives, in order, and only an unacknowledged batch
 // may arrive twice.

@@ -34,8 +34,10 @@ bool IsTimeout(const boost::beast::error_code& ec);
 absl::Status TransportError(absl::string_view what, absl::string_view host, uint16_t port,
                             const boost::beast::error_code& ec);
 
-// Resolves host:port and connects `stream` within `timeout`, running `ioc`
-// until each step completes. On failure the socket is closed.
+// Resolves host:port and connects `stream`, both within `timeout` (a name
+// the system's resolver does not answer for in time is kDeadlineExceeded),
+// running `ioc` until the connect completes. On failure the socket is
+// closed.
 absl::Status ConnectStream(boost::asio::io_context& ioc, boost::beast::tcp_stream& stream,
                            absl::string_view host, uint16_t port, absl::Duration timeout);
 

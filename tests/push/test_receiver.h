@@ -38,9 +38,14 @@ struct ReceivedRequest {
 };
 
 struct Reply {
-  int status = 200;
-  std::vector<std::pair<std::string, std::string>> headers;
-  absl::Duration delay = absl::ZeroDuration();  // Before answering.
+  using HeaderList = std::vector<std::pair<std::string, std::string>>;
+  // Reply{503}, Reply{429, {{"Retry-After", "1"}}}, Reply{200, {}, delay}.
+  Reply(int status = 200, HeaderList headers = {}, absl::Duration delay = absl::ZeroDuration())
+      : status(status), headers(std::move(headers)), delay(delay) {}
+
+  int status;
+  HeaderList headers;
+  absl::Duration delay;  // Before answering.
 };
 
 // A certificate chain and its key (PEM files) to serve HTTPS with.

@@ -56,7 +56,7 @@ void CircuitBreaker::Record(bool endpoint_failed, absl::Time now) {
 void CircuitBreaker::Open(absl::Time now) {
   state_ = CircuitState::kOpen;
   open_until_ = now + policy_.open_for;
-  stats_.CircuitOpened(open_until_);
+  stats_.CircuitChanged(state_, open_until_);
 }
 
 }  // namespace keel::push

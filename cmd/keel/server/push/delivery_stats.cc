@@ -1,6 +1,7 @@
 #include "keel/cmd/keel/server/push/delivery_stats.h"
 
 #include <algorithm>
+#include <numeric>
 
 namespace keel::push {
 
@@ -16,8 +17,11 @@ const char* CircuitStateName(CircuitState state) {
   return "closed";
 }
 
+uint64_t DeliveryCounts::LatencyCount() const {
+  return std::accumulate(latency_buckets.begin(), latency_buckets.end(), uint64_t{0});
+}
+
 void DeliveryStats::Answered(absl::Duration latency) {
-  ++counts_.latency_count;
   counts_.latency_sum += latency;
   const size_t bucket = std::lower_bound(kLatencyBounds.begin(), kLatencyBounds.end(), latency) -
                         kLatencyBounds.begin();
@@ -46,15 +50,9 @@ void DeliveryStats::RedriveFailed(const std::string& reason) {
   counts_.redrive_error = reason;
 }
 
-void DeliveryStats::CircuitOpened(absl::Time until) {
-  MutexLock lock(&mu_);
-  ++counts_.circuit_opens;
-  counts_.circuit = CircuitState::kOpen;
-  counts_.circuit_open_until = until;
-}
-
 void DeliveryStats::CircuitChanged(CircuitState state, absl::Time open_until) {
   MutexLock lock(&mu_);
+  if (state == CircuitState::kOpen) ++counts_.circuit_opens;
   counts_.circuit = state;
   counts_.circuit_open_until = open_until;
 }

@@ -37,11 +37,12 @@ struct DeliveryCounts {
   uint64_t failures = 0;          // POSTs that failed (any non-2xx or no answer).
   uint64_t retries = 0;           // POSTs repeated after a failure.
   uint64_t dead_lettered = 0;     // Events moved to the dead-letter stream.
-  uint64_t latency_count = 0;     // Answered POSTs, and their total time:
-  absl::Duration latency_sum;     //   endpoint latency = sum / count.
+  absl::Duration latency_sum;     // The total time of answered POSTs.
   // Answered POSTs by latency: [i] those within kLatencyBounds[i] and above
   // the bound before it; the last, those above every bound.
   std::array<uint64_t, kLatencyBounds.size() + 1> latency_buckets = {};
+  // Answered POSTs (endpoint latency = latency_sum / this).
+  uint64_t LatencyCount() const;
   int last_status = 0;     // Of the last POST; 0 when it had no answer.
   std::string last_error;  // The last failure's reason.
   absl::Time last_error_time = absl::InfinitePast();
@@ -62,7 +63,8 @@ class DeliveryStats {
   // A redrive stopped at a batch that failed; a new redrive clears it.
   void RedriveFailed(const std::string& reason);
   void RedriveStarted() { RedriveFailed(""); }
-  void CircuitOpened(absl::Time until);
+  // The circuit breaker moved to `state` (a move to kOpen counts an
+  // opening, until `open_until`).
   void CircuitChanged(CircuitState state, absl::Time open_until);
   DeliveryCounts Snapshot() const;
 

@@ -29,19 +29,22 @@ void AppendSample(std::string& out, absl::string_view name, const SubscriptionSt
 
 void AppendLatencyHistogram(std::string& out, const std::vector<SubscriptionStatus>& all) {
   constexpr char kName[] = "keel_push_endpoint_latency_seconds";
+  const std::string bucket = absl::StrCat(kName, "_bucket");
+  std::vector<std::string> le;  // The bounds' labels, +Inf last.
+  for (absl::Duration bound : kLatencyBounds) {
+    le.push_back(absl::StrCat(",le=\"", absl::ToDoubleSeconds(bound), "\""));
+  }
+  le.push_back(",le=\"+Inf\"");
   AppendHeader(out, kName, "histogram", "Time answered POSTs took.");
   for (const SubscriptionStatus& s : all) {
     const DeliveryCounts& c = s.counts;
     uint64_t cumulative = 0;
-    for (size_t i = 0; i < kLatencyBounds.size(); ++i) {
+    for (size_t i = 0; i < le.size(); ++i) {
       cumulative += c.latency_buckets[i];
-      AppendSample(out, absl::StrCat(kName, "_bucket"), s,
-                   absl::StrCat(",le=\"", absl::ToDoubleSeconds(kLatencyBounds[i]), "\""),
-                   Count(cumulative));
+      AppendSample(out, bucket, s, le[i], Count(cumulative));
     }
-    AppendSample(out, absl::StrCat(kName, "_bucket"), s, ",le=\"+Inf\"", Count(c.latency_count));
     AppendSample(out, absl::StrCat(kName, "_sum"), s, "", absl::ToDoubleSeconds(c.latency_sum));
-    AppendSample(out, absl::StrCat(kName, "_count"), s, "", Count(c.latency_count));
+    AppendSample(out, absl::StrCat(kName, "_count"), s, "", Count(cumulative));
   }
 }
 

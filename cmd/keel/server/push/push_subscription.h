@@ -34,8 +34,8 @@ struct RetryPolicy {
 };
 
 // When the endpoint stops answering: after `failure_threshold` POSTs in a
-// row failed without an answer that blames the batch (no answer, 408, 429,
-// 5xx), the circuit opens and no POST goes out for `open_for`; then one
+// row failed for the endpoint (no answer, 408, 5xx; EndpointFailed in
+// endpoint_sender.h), the circuit opens and no POST goes out for `open_for`; then one
 // POST probes the endpoint (the others wait for its outcome), which closes
 // the circuit or opens it again. 0 never opens it.
 struct CircuitPolicy {

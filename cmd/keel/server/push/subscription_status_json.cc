@@ -56,8 +56,9 @@ json::object StatusObject(const SubscriptionStatus& status) {
   if (c.last_error_time != absl::InfinitePast()) {
     counts["lastErrorTime"] = server::FormatRfc3339(c.last_error_time);
   }
+  const uint64_t answered = c.LatencyCount();
   counts["endpointLatencyMs"] =
-      c.latency_count == 0 ? 0.0 : absl::ToDoubleMilliseconds(c.latency_sum) / c.latency_count;
+      answered == 0 ? 0.0 : absl::ToDoubleMilliseconds(c.latency_sum) / answered;
   object["delivery"] = std::move(counts);
   json::object circuit;
   circuit["state"] = CircuitStateName(c.circuit);

@@ -32,8 +32,8 @@ absl::StatusOr<std::string> ScalarText(const json::value& value, absl::string_vi
   if (value.is_string()) return std::string(value.get_string());
   if (value.is_uint64()) return absl::StrCat(value.get_uint64());
   if (value.is_int64() && value.get_int64() >= 0) return absl::StrCat(value.get_int64());
-  return InvalidArgument(absl::StrCat("policy member '", name,
-                                      "' must be a non-negative integer or a string"));
+  return InvalidArgument(
+      absl::StrCat("policy member '", name, "' must be a non-negative integer or a string"));
 }
 
 // Appends "key=value" items for the members of `object` listed in `members`.
@@ -76,7 +76,10 @@ absl::StatusOr<StreamPolicy> ParsePolicyJson(absl::string_view body) {
   json::value root = json::parse(json::string_view(body.data(), body.size()), error);
   if (error) return InvalidArgument(absl::StrCat("request body is not JSON: ", error.message()));
   if (!root.is_object()) return InvalidArgument("a stream policy must be a JSON object");
-  json::object top = root.get_object();
+  return ParsePolicyObject(std::move(root.get_object()));
+}
+
+absl::StatusOr<StreamPolicy> ParsePolicyObject(json::object top) {
   std::vector<std::string> items;
   for (auto [name, members] : {std::pair<const char*, const Member(*)[3]>{"retention", &kRetention},
                                {"deadLetterRetention", &kDeadLetter},

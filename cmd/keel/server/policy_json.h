@@ -15,6 +15,7 @@
 #ifndef KEEL_CMD_KEEL_SERVER_POLICY_JSON_H_
 #define KEEL_CMD_KEEL_SERVER_POLICY_JSON_H_
 
+#include <boost/json/object.hpp>
 #include <string>
 
 #include "absl/status/statusor.h"
@@ -24,6 +25,8 @@
 namespace keel::server {
 
 absl::StatusOr<StreamPolicy> ParsePolicyJson(absl::string_view body);
+// The same, from a parsed object (a policy inside another document).
+absl::StatusOr<StreamPolicy> ParsePolicyObject(boost::json::object top);
 std::string PolicyJson(const StreamPolicy& policy);
 
 }  // namespace keel::server

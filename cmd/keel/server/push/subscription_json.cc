@@ -66,18 +66,33 @@ absl::Status ReadMillis(const json::object& object, absl::string_view key, absl:
   return absl::OkStatus();
 }
 
+// Reads an integer field into `out`, clamped to `max` (Validate rejects
+// what is out of range, naming the field, so a huge value stays an error).
+absl::Status ReadCount(const json::object& object, absl::string_view key, int max, int& out) {
+  uint64_t value = out;
+  KEEL_RETURN_IF_ERROR(ReadUint(object, key, value));
+  out = static_cast<int>(std::min<uint64_t>(value, max));
+  return absl::OkStatus();
+}
+
+// The object `key` holds, with only the `known` members; null when absent.
+template <size_t N>
+absl::StatusOr<const json::object*> NestedObject(const json::object& object, absl::string_view key,
+                                                 const absl::string_view (&known)[N]) {
+  const json::value* value = Field(object, key);
+  if (value == nullptr) return nullptr;
+  if (!value->is_object()) return InvalidArgument(absl::StrCat(key, " must be an object"));
+  KEEL_RETURN_IF_ERROR(RejectUnknown(value->get_object(), known, absl::StrCat(key, ".")));
+  return &value->get_object();
+}
+
 absl::Status ReadRetry(const json::object& object, RetryPolicy& retry) {
-  const json::value* value = Field(object, "retry");
-  if (value == nullptr) return absl::OkStatus();
-  if (!value->is_object()) return InvalidArgument("retry must be an object");
-  const json::object& r = value->get_object();
-  KEEL_RETURN_IF_ERROR(RejectUnknown(r, kRetryFields, "retry."));
-  uint64_t attempts = retry.max_attempts;
-  KEEL_RETURN_IF_ERROR(ReadUint(r, "maxAttempts", attempts));
-  retry.max_attempts = static_cast<int>(std::min<uint64_t>(attempts, 1000));
-  KEEL_RETURN_IF_ERROR(ReadMillis(r, "initialBackoffMs", retry.initial_backoff));
-  KEEL_RETURN_IF_ERROR(ReadMillis(r, "maxBackoffMs", retry.max_backoff));
-  if (const json::value* m = Field(r, "multiplier"); m != nullptr) {
+  KEEL_ASSIGN_OR_RETURN(const json::object* r, NestedObject(object, "retry", kRetryFields));
+  if (r == nullptr) return absl::OkStatus();
+  KEEL_RETURN_IF_ERROR(ReadCount(*r, "maxAttempts", 1000, retry.max_attempts));
+  KEEL_RETURN_IF_ERROR(ReadMillis(*r, "initialBackoffMs", retry.initial_backoff));
+  KEEL_RETURN_IF_ERROR(ReadMillis(*r, "maxBackoffMs", retry.max_backoff));
+  if (const json::value* m = Field(*r, "multiplier"); m != nullptr) {
     if (!m->is_number()) return InvalidArgument("retry.multiplier must be a number");
     retry.multiplier = m->to_number<double>();
   }
@@ -85,15 +100,10 @@ absl::Status ReadRetry(const json::object& object, RetryPolicy& retry) {
 }
 
 absl::Status ReadCircuit(const json::object& object, CircuitPolicy& circuit) {
-  const json::value* value = Field(object, "circuit");
-  if (value == nullptr) return absl::OkStatus();
-  if (!value->is_object()) return InvalidArgument("circuit must be an object");
-  const json::object& c = value->get_object();
-  KEEL_RETURN_IF_ERROR(RejectUnknown(c, kCircuitFields, "circuit."));
-  uint64_t threshold = circuit.failure_threshold;
-  KEEL_RETURN_IF_ERROR(ReadUint(c, "failureThreshold", threshold));
-  circuit.failure_threshold = static_cast<int>(std::min<uint64_t>(threshold, 1'000'000));
-  return ReadMillis(c, "openMs", circuit.open_for);
+  KEEL_ASSIGN_OR_RETURN(const json::object* c, NestedObject(object, "circuit", kCircuitFields));
+  if (c == nullptr) return absl::OkStatus();
+  KEEL_RETURN_IF_ERROR(ReadCount(*c, "failureThreshold", 1'000'000, circuit.failure_threshold));
+  return ReadMillis(*c, "openMs", circuit.open_for);
 }
 
 // The same members as a stream policy's deadLetterRetention, checked by
@@ -103,7 +113,7 @@ absl::Status ReadDeadLetterRetention(const json::object& object, RetentionLimits
   if (value == nullptr) return absl::OkStatus();
   json::object wrapped;
   wrapped["deadLetterRetention"] = *value;
-  KEEL_ASSIGN_OR_RETURN(StreamPolicy policy, server::ParsePolicyJson(json::serialize(wrapped)));
+  KEEL_ASSIGN_OR_RETURN(StreamPolicy policy, server::ParsePolicyObject(std::move(wrapped)));
   limits = policy.dead_letter_retention;
   return absl::OkStatus();
 }
@@ -134,9 +144,7 @@ absl::StatusOr<PushSubscription> FromObject(const json::object& object) {
   s.batch_size = batch;
   KEEL_RETURN_IF_ERROR(ReadMillis(object, "lingerMs", s.linger));
   KEEL_RETURN_IF_ERROR(ReadMillis(object, "timeoutMs", s.timeout));
-  uint64_t concurrency = s.concurrency;
-  KEEL_RETURN_IF_ERROR(ReadUint(object, "concurrency", concurrency));
-  s.concurrency = static_cast<int>(std::min<uint64_t>(concurrency, 1'000'000));
+  KEEL_RETURN_IF_ERROR(ReadCount(object, "concurrency", 1'000'000, s.concurrency));
   KEEL_RETURN_IF_ERROR(ReadRetry(object, s.retry));
   KEEL_RETURN_IF_ERROR(ReadCircuit(object, s.circuit));
   KEEL_RETURN_IF_ERROR(ReadDeadLetterRetention(object, s.dead_letter_retention));

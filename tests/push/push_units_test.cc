@@ -5,8 +5,10 @@
 #include <boost/json.hpp>
 
 #include "absl/random/random.h"
+#include "absl/strings/str_cat.h"
 #include "keel/cmd/keel/server/push/endpoint_sender.h"
 #include "keel/cmd/keel/server/push/endpoint_url.h"
+#include "keel/cmd/keel/server/push/push_metrics.h"
 #include "keel/cmd/keel/server/push/retry_delay.h"
 #include "keel/cmd/keel/server/push/stream_pattern.h"
 #include "keel/cmd/keel/server/push/subscription_json.h"
@@ -116,6 +118,65 @@ TEST(SubscriptionJsonTest, RoundTripsAndNamesDrift) {
   EXPECT_FALSE(ParseSubscriptionJson(R"({"name":"s","streams":"o","endpoint":"http://x/",)"
                                      R"("secrets":["0123456789abcdef"],"retry":{"tries":1}})")
                    .ok());
+}
+
+// The fields added for concurrency, the circuit and dead-letter retention:
+// parsed, written back, validated with the field named, part of drift.
+TEST(SubscriptionJsonTest, ConcurrencyCircuitAndRetention) {
+  constexpr absl::string_view kStart =
+      R"({"name":"s","streams":"o","endpoint":"http://127.0.0.1:9/","secrets":["0123456789abcdef"],)";
+  absl::StatusOr<PushSubscription> a = ParseSubscriptionJson(
+      absl::StrCat(kStart, R"("concurrency":4,"circuit":{"failureThreshold":2,"openMs":1500},)",
+                   R"("deadLetterRetention":{"maxAge":"168h","maxEvents":10}})"));
+  ASSERT_TRUE(a.ok()) << a.status();
+  EXPECT_EQ(a->concurrency, 4);
+  EXPECT_EQ(a->circuit.failure_threshold, 2);
+  EXPECT_EQ(a->circuit.open_for, absl::Milliseconds(1500));
+  EXPECT_EQ(a->dead_letter_retention.max_age, absl::Hours(168));
+  EXPECT_EQ(a->dead_letter_retention.max_events, 10u);
+  absl::StatusOr<PushSubscription> again =
+      ParseSubscriptionJson(boost::json::serialize(SubscriptionJson(*a, /*with_secrets=*/true)));
+  ASSERT_TRUE(again.ok()) << again.status();
+  EXPECT_EQ(DriftBetween(*a, *again), "");
+  PushSubscription b = *a;
+  b.circuit.open_for = absl::Seconds(2);
+  b.dead_letter_retention.max_events = 11;
+  EXPECT_EQ(DriftBetween(*a, b), "circuit.openMs, deadLetterRetention");
+  for (const auto& [field, message] : std::vector<std::pair<std::string, std::string>>{
+           {R"("concurrency":65})", "concurrency"},
+           {R"("circuit":{"openMs":0}})", "circuit.openMs"},
+           {R"("circuit":{"failureThreshold":5000000000}})", "circuit.failureThreshold"},
+           {R"("circuit":{"probe":1}})", "circuit.probe"},
+           {R"("deadLetterRetention":{"maxAge":"soon"}})", "max_age"}}) {
+    absl::StatusOr<PushSubscription> bad = ParseSubscriptionJson(absl::StrCat(kStart, field));
+    ASSERT_FALSE(bad.ok()) << field;
+    EXPECT_NE(bad.status().message().find(message), std::string::npos) << bad.status();
+  }
+}
+
+// Each answered POST lands in the first bucket whose bound holds its
+// latency; /metrics shows the buckets cumulative, and _count all of them.
+TEST(PushMetricsTest, LatencyHistogramBuckets) {
+  DeliveryStats stats;
+  stats.Delivered(1, 200, absl::Microseconds(300));      // le 0.001
+  stats.Delivered(1, 200, absl::Milliseconds(3));        // le 0.005
+  stats.Failed(503, "HTTP 503", absl::Milliseconds(5));  // le 0.005 (the bound holds)
+  stats.Failed(0, "no answer", absl::Seconds(1));        // no answer: not a latency
+  stats.Delivered(1, 200, absl::Seconds(20));            // above every bound
+  SubscriptionStatus status;
+  status.subscription.name = "h";
+  status.counts = stats.Snapshot();
+  EXPECT_EQ(status.counts.LatencyCount(), 4u);
+  const std::string text = PushMetricsText({status});
+  const std::string bucket = R"(keel_push_endpoint_latency_seconds_bucket{subscription="h",le=")";
+  EXPECT_NE(text.find(bucket + R"(0.001"} 1)"), std::string::npos) << text;
+  EXPECT_NE(text.find(bucket + R"(0.0025"} 1)"), std::string::npos) << text;
+  EXPECT_NE(text.find(bucket + R"(0.005"} 3)"), std::string::npos) << text;
+  EXPECT_NE(text.find(bucket + R"(10"} 3)"), std::string::npos) << text;
+  EXPECT_NE(text.find(bucket + R"(+Inf"} 4)"), std::string::npos) << text;
+  EXPECT_NE(text.find(R"(keel_push_endpoint_latency_seconds_count{subscription="h"} 4)"),
+            std::string::npos);
+  EXPECT_NE(text.find("# TYPE keel_push_endpoint_latency_seconds histogram"), std::string::npos);
 }
 
 }  // namespace

@@ -72,37 +72,28 @@ Event BenchEvent(const std::string& stream, uint64_t n, const std::string& pad) 
   return event;
 }
 
-// Raw LevelDB: `events` keys of ~payload bytes in batches of 1,000, no sync.
-absl::StatusOr<double> RawBatchRate(const std::string& path, const PushOptions& o) {
+// Raw LevelDB: `records` writes of `value_bytes` in WriteBatches of
+// `per_batch`, synced or not; records per second. The machine's raw rates:
+// unsynced batches of 1,000 (what a publish of the bulk events costs) and
+// synced single writes (what a consumer group's lease or commit record
+// costs: group records are always synced, so the machine's sync rate
+// bounds both the baseline and the push case).
+absl::StatusOr<double> RawWriteRate(const std::string& path, uint64_t records, uint64_t per_batch,
+                                    size_t value_bytes, bool sync) {
   KEEL_ASSIGN_OR_RETURN(std::unique_ptr<RawLevelDb> raw, RawLevelDb::Open(path));
-  const std::string value(o.payload_bytes + 60, 'v');
+  const std::string value(value_bytes, 'v');
+  leveldb::WriteOptions options;
+  options.sync = sync;
   Stopwatch watch;
-  for (uint64_t i = 0; i < o.events; i += kPublishBatch) {
+  for (uint64_t i = 0; i < records; i += per_batch) {
     leveldb::WriteBatch batch;
-    for (uint64_t j = i; j < i + kPublishBatch && j < o.events; ++j) {
+    for (uint64_t j = i; j < i + per_batch && j < records; ++j) {
       batch.Put(absl::StrFormat("e/%016d", j), value);
     }
-    leveldb::Status s = raw->db().Write(leveldb::WriteOptions(), &batch);
+    leveldb::Status s = raw->db().Write(options, &batch);
     if (!s.ok()) return FromLevelDbStatus(s, path);
   }
-  return static_cast<double>(o.events) / watch.Seconds();
-}
-
-// Raw LevelDB, synced: single writes of a small record, each its own
-// fdatasync — what a consumer group's lease or commit record costs (group
-// records are always synced), so the machine's sync rate bounds both the
-// baseline and the push case.
-absl::StatusOr<double> RawSyncedWriteRate(const std::string& path, uint64_t writes) {
-  KEEL_ASSIGN_OR_RETURN(std::unique_ptr<RawLevelDb> raw, RawLevelDb::Open(path));
-  const std::string value(80, 'g');
-  leveldb::WriteOptions synced;
-  synced.sync = true;
-  Stopwatch watch;
-  for (uint64_t i = 0; i < writes; ++i) {
-    leveldb::Status s = raw->db().Put(synced, absl::StrFormat("g/%08d", i % 64), value);
-    if (!s.ok()) return FromLevelDbStatus(s, path);
-  }
-  return static_cast<double>(writes) / watch.Seconds();
+  return static_cast<double>(records) / watch.Seconds();
 }
 
 absl::Status PublishBulk(EventBus& bus, const std::string& stream, uint64_t events,
@@ -302,9 +293,12 @@ class PushBench : public BenchMode {
   static absl::Status RunCases(const PushOptions& o, BenchIo& io) {
     KEEL_ASSIGN_OR_RETURN(std::unique_ptr<ScratchDir> scratch,
                           ScratchDir::Create(o.dir, "keel-bench-push", o.keep));
-    KEEL_ASSIGN_OR_RETURN(double raw_rate, RawBatchRate(scratch->path() + "/raw", o));
-    KEEL_ASSIGN_OR_RETURN(double synced_rate, RawSyncedWriteRate(scratch->path() + "/raw-synced",
-                                                                 o.quick ? 500 : 3000));
+    KEEL_ASSIGN_OR_RETURN(double raw_rate,
+                          RawWriteRate(scratch->path() + "/raw", o.events, kPublishBatch,
+                                       o.payload_bytes + 60, /*sync=*/false));
+    KEEL_ASSIGN_OR_RETURN(
+        double synced_rate,
+        RawWriteRate(scratch->path() + "/raw-synced", o.quick ? 500 : 3000, 1, 80, /*sync=*/true));
     KEEL_ASSIGN_OR_RETURN(std::unique_ptr<EventBus> bus,
                           CreateBus("durable", Config{{"store", "leveldb"},
                                                       {"store.path", scratch->path() + "/bus"},

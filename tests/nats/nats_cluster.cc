@@ -37,6 +37,19 @@ bool JetStreamAnswers(const std::string& url, const NatsAccess& access) {
   return reply.kind == NatsReply::Kind::kReplied && !absl::StrContains(reply.data, "\"error\"");
 }
 
+// Whether the log written since `offset` says the server is ready: it
+// logs that once it listens on every port it was given, and exits when one
+// is taken.
+bool LogSaysReady(const std::string& log_file, std::uintmax_t offset) {
+  std::ifstream log(log_file);
+  log.seekg(static_cast<std::streamoff>(offset));
+  std::string line;
+  while (std::getline(log, line)) {
+    if (absl::StrContains(line, "Server is ready")) return true;
+  }
+  return false;
+}
+
 }  // namespace
 
 std::string FindNatsServer() {
@@ -63,43 +76,61 @@ absl::StatusOr<std::unique_ptr<NatsCluster>> NatsCluster::Start(int nodes, const
   cluster->dir_ = dir;
   cluster->access_ = access;
   std::filesystem::create_directories(dir);
+  // A port can still be taken between its pick and the server's bind (by
+  // a server another test starts); the node then exits, and the whole
+  // cluster starts again on new ports.
+  constexpr int kAttempts = 3;
+  absl::Status started;
+  for (int attempt = 0; attempt < kAttempts; ++attempt) {
+    started = cluster->LaunchOnFreshPorts(nodes);
+    if (started.ok()) return cluster;
+    for (int i = 0; i < cluster->size(); ++i) cluster->Kill(i);
+  }
+  return started;
+}
+
+absl::Status NatsCluster::LaunchOnFreshPorts(int nodes) {
+  nodes_.clear();
   for (int i = 0; i < nodes; ++i) {
     Node node;
     node.name = absl::StrCat("n", i + 1);
     KEEL_ASSIGN_OR_RETURN(node.client_port, FreePort());
     KEEL_ASSIGN_OR_RETURN(node.cluster_port, FreePort());
-    node.config_file = absl::StrCat(dir, "/", node.name, ".conf");
-    node.log_file = absl::StrCat(dir, "/", node.name, ".log");
-    cluster->nodes_.push_back(node);
+    node.config_file = absl::StrCat(dir_, "/", node.name, ".conf");
+    node.log_file = absl::StrCat(dir_, "/", node.name, ".log");
+    // A failed attempt's store would remember a cluster on other ports.
+    std::filesystem::remove_all(absl::StrCat(dir_, "/", node.name));
+    nodes_.push_back(node);
   }
+  for (const Node& node : nodes_) WriteConfig(node);
+  for (Node& node : nodes_) KEEL_RETURN_IF_ERROR(Launch(node));
+  return WaitReady();
+}
+
+void NatsCluster::WriteConfig(const Node& node) const {
   std::vector<std::string> routes;
-  for (const Node& node : cluster->nodes_) {
-    routes.push_back(absl::StrCat("nats-route://127.0.0.1:", node.cluster_port));
+  for (const Node& peer : nodes_) {
+    routes.push_back(absl::StrCat("nats-route://127.0.0.1:", peer.cluster_port));
   }
-  for (const Node& node : cluster->nodes_) {
-    std::ofstream config(node.config_file);
-    config << "server_name: " << node.name << "\n"
-           << "listen: 127.0.0.1:" << node.client_port << "\n"
-           << "max_payload: 8MB\n"
-           << "jetstream { store_dir: \"" << dir << "/" << node.name
-           << "\", max_file_store: 2GB, max_memory_store: 64MB }\n";
-    if (!access.token.empty()) {
-      config << "authorization { token: \"" << access.token << "\" }\n";
-    }
-    if (!access.tls_cert.empty()) {
-      config << "tls { cert_file: \"" << access.tls_cert << "\", key_file: \"" << access.tls_key
-             << "\" }\n";
-    }
-    if (nodes > 1) {
-      // no_advertise: a client reconnects only to the servers it was given,
-      // so a test can cut one off by killing its server.
-      config << "cluster { name: keel, listen: 127.0.0.1:" << node.cluster_port
-             << ", no_advertise: true, routes: [" << absl::StrJoin(routes, ", ") << "] }\n";
-    }
+  std::ofstream config(node.config_file, std::ios::trunc);
+  config << "server_name: " << node.name << "\n"
+         << "listen: 127.0.0.1:" << node.client_port << "\n"
+         << "max_payload: 8MB\n"
+         << "jetstream { store_dir: \"" << dir_ << "/" << node.name
+         << "\", max_file_store: 2GB, max_memory_store: 64MB }\n";
+  if (!access_.token.empty()) {
+    config << "authorization { token: \"" << access_.token << "\" }\n";
   }
-  for (Node& node : cluster->nodes_) KEEL_RETURN_IF_ERROR(cluster->Launch(node));
-  KEEL_RETURN_IF_ERROR(cluster->WaitReady());
-  return cluster;
+  if (!access_.tls_cert.empty()) {
+    config << "tls { cert_file: \"" << access_.tls_cert << "\", key_file: \"" << access_.tls_key
+           << "\" }\n";
+  }
+  if (nodes_.size() > 1) {
+    // no_advertise: a client reconnects only to the servers it was given,
+    // so a test can cut one off by killing its server.
+    config << "cluster { name: keel, listen: 127.0.0.1:" << node.cluster_port
+           << ", no_advertise: true, routes: [" << absl::StrJoin(routes, ", ") << "] }\n";
+  }
 }
 
 NatsCluster::~NatsCluster() {
@@ -107,6 +138,9 @@ NatsCluster::~NatsCluster() {
 }
 
 absl::Status NatsCluster::Launch(Node& node) {
+  std::error_code no_log_yet;
+  const std::uintmax_t log_size = std::filesystem::file_size(node.log_file, no_log_yet);
+  node.log_offset = no_log_yet ? 0 : log_size;
   const pid_t pid = fork();
   if (pid < 0) return absl::InternalError("fork() failed");
   if (pid == 0) {
@@ -146,11 +180,17 @@ absl::Status NatsCluster::Restart(int node) {
   return Launch(nodes_[node]);
 }
 
+bool NatsCluster::SaysReady(const Node& node) const {
+  return LogSaysReady(node.log_file, node.log_offset);
+}
+
 absl::Status NatsCluster::WaitReady(absl::Duration timeout) {
   const absl::Time deadline = absl::Now() + timeout;
   for (int i = 0; i < size(); ++i) {
     if (!running(i)) continue;
-    while (!JetStreamAnswers(url(i), access_)) {
+    // Only the node's own log shows that it holds its ports: a server of
+    // another test on a port this node failed to bind answers as well.
+    while (!SaysReady(nodes_[i]) || !JetStreamAnswers(url(i), access_)) {
       int status = 0;
       if (waitpid(nodes_[i].pid, &status, WNOHANG) == nodes_[i].pid) {
         nodes_[i].pid = -1;

@@ -13,6 +13,7 @@
 
 #include <sys/types.h>
 
+#include <cstdint>
 #include <memory>
 #include <string>
 #include <vector>
@@ -24,12 +25,12 @@ namespace keel::jetstream::testing {
 
 // What clients need to get in: nothing by default.
 struct NatsAccess {
-  std::string token;  // Clients must authenticate with it.
+  std::string token = "";  // Clients must authenticate with it.
   // The servers speak TLS only, with this certificate and key (PEM);
   // clients verify them with `tls_ca`.
-  std::string tls_cert;
-  std::string tls_key;
-  std::string tls_ca;
+  std::string tls_cert = "";
+  std::string tls_key = "";
+  std::string tls_ca = "";
 };
 
 // The nats-server program: on $PATH, else in /usr/sbin or /usr/local/sbin
@@ -41,7 +42,9 @@ class NatsCluster {
  public:
   // Starts `nodes` servers (1: standalone) and waits until JetStream answers
   // on each. kNotFound without nats-server (FindNatsServer), kUnavailable
-  // when they do not come up (their logs are in `dir`).
+  // when they do not come up (their logs are in `dir`). A node that cannot
+  // bind its ports (taken since they were picked) starts the cluster again
+  // on new ones, up to three times.
   // `access` says what clients need to connect.
   static absl::StatusOr<std::unique_ptr<NatsCluster>> Start(int nodes, const std::string& dir,
                                                             const NatsAccess& access = {});
@@ -74,10 +77,16 @@ class NatsCluster {
     std::string config_file;
     std::string log_file;
     pid_t pid = -1;
+    std::uintmax_t log_offset = 0;  // The log's size when it was last launched.
   };
 
   NatsCluster() = default;
+  // Picks ports for `nodes` nodes, writes their configurations and starts
+  // them.
+  absl::Status LaunchOnFreshPorts(int nodes);
+  void WriteConfig(const Node& node) const;
   absl::Status Launch(Node& node);
+  bool SaysReady(const Node& node) const;
 
   std::string program_;  // nats-server.
   std::string dir_;

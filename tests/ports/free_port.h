@@ -6,8 +6,13 @@
 
 namespace keel::testing {
 
-// A port nothing listens on now (the kernel's pick for a socket bound to
-// port 0); the server binds it moments later.
+// A port nothing listens on now, for a server that binds it moments later.
+// It lies below the kernel's ephemeral range: a port the kernel picked
+// (bound to port 0) is what the next outgoing connection of any process may
+// take as its local port before the server binds it, and tests run side by
+// side make many connections. A process is never handed the same port twice.
+//
+// Thread safety: safe to call from several threads.
 absl::StatusOr<int> FreePort();
 
 }  // namespace keel::testing

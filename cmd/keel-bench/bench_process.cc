@@ -79,24 +79,6 @@ std::string KeelProgramBeside(const std::string& bench_path) {
   return FindProgram("keel");
 }
 
-absl::StatusOr<uint16_t> FreeLoopbackPort() {
-  int fd = ::socket(AF_INET, SOCK_STREAM, 0);
-  if (fd < 0) return absl::UnavailableError(absl::StrCat("socket: ", std::strerror(errno)));
-  sockaddr_in address{};
-  address.sin_family = AF_INET;
-  address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  address.sin_port = 0;
-  socklen_t length = sizeof(address);
-  if (::bind(fd, reinterpret_cast<sockaddr*>(&address), sizeof(address)) != 0 ||
-      ::getsockname(fd, reinterpret_cast<sockaddr*>(&address), &length) != 0) {
-    const int error = errno;
-    ::close(fd);
-    return absl::UnavailableError(absl::StrCat("bind 127.0.0.1:0: ", std::strerror(error)));
-  }
-  ::close(fd);
-  return ntohs(address.sin_port);
-}
-
 absl::Status WaitForListener(uint16_t port, absl::Duration timeout) {
   const absl::Time deadline = absl::Now() + timeout;
   while (true) {

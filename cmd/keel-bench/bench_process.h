@@ -1,7 +1,7 @@
 // Process and socket helpers of the `keel-bench` network modes (http, sse):
 // find and run external programs (redis-server, redis-benchmark, the keel
-// binary), pick a free loopback port, wait for a listener, read a
-// process's resident memory, raise the open-file limit.
+// binary), wait for a listener, read a process's resident memory, raise the
+// open-file limit. Ports for the servers come from tests/ports (FreePort).
 //
 // Thread safety: the functions are safe anywhere; a ChildProcess is used by
 // one thread.
@@ -34,9 +34,6 @@ std::string SelfExecutable();
 // <build>/cmd/keel-bench/, keel in <build>/cmd/keel/), else `keel` on $PATH;
 // "" when there is none.
 std::string KeelProgramBeside(const std::string& bench_path);
-
-// A port that was free on 127.0.0.1 a moment ago (bound to 0, then closed).
-absl::StatusOr<uint16_t> FreeLoopbackPort();
 
 // Polls until 127.0.0.1:port accepts a TCP connection.
 absl::Status WaitForListener(uint16_t port, absl::Duration timeout);

@@ -61,6 +61,7 @@
 #include "keel/cmd/keel/server/server.h"
 #include "keel/core/driver_factory.h"
 #include "keel/core/status_macros.h"
+#include "keel/tests/ports/free_port.h"
 
 namespace keel::bench {
 namespace {
@@ -248,7 +249,7 @@ class RedisBaseline {
   absl::Status Start(const std::string& server_path, const std::string& aof,
                      const std::string& dir) {
     fs::create_directories(dir);
-    KEEL_ASSIGN_OR_RETURN(port_, FreeLoopbackPort());
+    KEEL_ASSIGN_OR_RETURN(port_, ::keel::testing::FreePort());
     const std::vector<std::string> argv = {
         server_path, "--port", absl::StrCat(port_), "--bind", "127.0.0.1", "--appendonly", "yes",
         "--appendfsync", aof, "--save", "", "--dir", dir, "--daemonize", "no"};

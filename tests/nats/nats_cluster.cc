@@ -180,17 +180,14 @@ absl::Status NatsCluster::Restart(int node) {
   return Launch(nodes_[node]);
 }
 
-bool NatsCluster::SaysReady(const Node& node) const {
-  return LogSaysReady(node.log_file, node.log_offset);
-}
-
 absl::Status NatsCluster::WaitReady(absl::Duration timeout) {
   const absl::Time deadline = absl::Now() + timeout;
   for (int i = 0; i < size(); ++i) {
     if (!running(i)) continue;
     // Only the node's own log shows that it holds its ports: a server of
     // another test on a port this node failed to bind answers as well.
-    while (!SaysReady(nodes_[i]) || !JetStreamAnswers(url(i), access_)) {
+    while (!LogSaysReady(nodes_[i].log_file, nodes_[i].log_offset) ||
+           !JetStreamAnswers(url(i), access_)) {
       int status = 0;
       if (waitpid(nodes_[i].pid, &status, WNOHANG) == nodes_[i].pid) {
         nodes_[i].pid = -1;

@@ -86,7 +86,6 @@ class NatsCluster {
   absl::Status LaunchOnFreshPorts(int nodes);
   void WriteConfig(const Node& node) const;
   absl::Status Launch(Node& node);
-  bool SaysReady(const Node& node) const;
 
   std::string program_;  // nats-server.
   std::string dir_;

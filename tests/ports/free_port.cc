@@ -48,9 +48,8 @@ class PortPicker {
  public:
   absl::StatusOr<int> Pick() {
     absl::MutexLock lock(&mu_);
-    std::uniform_int_distribution<int> below_ephemeral(kLowestPort, EphemeralStart() - 1);
     for (int attempt = 0; attempt < 1000; ++attempt) {
-      const int port = below_ephemeral(random_);
+      const int port = below_ephemeral_(random_);
       if (handed_out_.contains(port) || !Bindable(port)) continue;
       handed_out_.insert(port);
       return port;
@@ -60,6 +59,8 @@ class PortPicker {
 
  private:
   absl::Mutex mu_;
+  std::uniform_int_distribution<int> below_ephemeral_ ABSL_GUARDED_BY(mu_){kLowestPort,
+                                                                           EphemeralStart() - 1};
   std::mt19937 random_ ABSL_GUARDED_BY(mu_){std::random_device{}()};
   absl::flat_hash_set<int> handed_out_ ABSL_GUARDED_BY(mu_);
 };

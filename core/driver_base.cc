@@ -6,6 +6,7 @@
 #include "keel/core/group_coordinator.h"
 #include "keel/core/policy_registry.h"
 #include "keel/core/status_macros.h"
+#include "keel/core/stream_deletion.h"
 
 namespace keel {
 
@@ -15,7 +16,8 @@ DriverBase::DriverBase(DriverContext context, PublishLimits limits)
       metadata_(NewInMemoryMetadataStore()),
       // An empty in-memory store always opens.
       policies_(*PolicyRegistry::Open(*metadata_, context_.default_policy)),
-      groups_(std::make_unique<GroupCoordinator>(*metadata_, *this, *context_.clock)) {}
+      groups_(std::make_unique<GroupCoordinator>(*metadata_, *this, *context_.clock)),
+      deleter_(NewDeleter()) {}
 
 DriverBase::~DriverBase() = default;
 
@@ -27,7 +29,25 @@ absl::Status DriverBase::InitMetadata(std::unique_ptr<MetadataStore> store) {
   KEEL_ASSIGN_OR_RETURN(policies_, PolicyRegistry::Open(*store, context_.default_policy));
   groups_ = std::make_unique<GroupCoordinator>(*store, *this, *context_.clock);
   metadata_ = std::move(store);
-  return absl::OkStatus();
+  deleter_ = NewDeleter();
+  return DeletesStreams() ? deleter_->ResumeAll() : absl::OkStatus();
+}
+
+std::unique_ptr<StreamDeleter> DriverBase::NewDeleter() {
+  StreamDeleter::Hooks hooks{.bounds = [this](absl::string_view stream) { return Bounds(stream); },
+                             .delete_events =
+                                 [this](absl::string_view stream, uint64_t incarnation_start) {
+                                   return DeleteEvents(stream, incarnation_start);
+                                 }};
+  return std::make_unique<StreamDeleter>(*metadata_, *policies_, std::move(hooks));
+}
+
+absl::StatusOr<DeletionReport> DriverBase::DeleteStream(absl::string_view stream) {
+  KEEL_RETURN_IF_ERROR(ValidateStreamName(stream));
+  if (!DeletesStreams()) return EventBus::DeleteStream(stream);
+  KEEL_RETURN_IF_ERROR(Enter());
+  absl::Cleanup leave = [this] { Leave(); };
+  return deleter_->Delete(stream);
 }
 
 absl::Status DriverBase::RefreshDeclaration(absl::string_view stream) {
@@ -92,6 +112,10 @@ void DriverBase::PublishBatchAsync(absl::string_view stream, std::vector<Event> 
 absl::StatusOr<AppendRequest> DriverBase::PrepareAppend(absl::string_view stream,
                                                         std::vector<Event>& events,
                                                         const PublishOptions& options) {
+  if (deleter_->Deleting(stream)) {
+    return Unavailable(absl::StrCat("stream '", stream,
+                                    "' is being deleted; delete it again to finish, then publish"));
+  }
   const StreamPolicy policy = policies_->PolicyOf(stream);
   PublishLimits limits = limits_;
   limits.max_event_bytes = policy.max_payload_bytes;

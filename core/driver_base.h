@@ -27,6 +27,7 @@
 #include <vector>
 
 #include "absl/base/thread_annotations.h"
+#include "absl/strings/str_cat.h"
 #include "absl/strings/string_view.h"
 #include "keel/core/append_plan.h"
 #include "keel/core/driver_factory.h"
@@ -41,6 +42,7 @@ namespace keel {
 
 class GroupCoordinator;  // core/group_coordinator.h
 class PolicyRegistry;    // core/policy_registry.h
+class StreamDeleter;     // core/stream_deletion.h
 
 class DriverBase : public EventBus, public Replayer {
  public:
@@ -65,6 +67,8 @@ class DriverBase : public EventBus, public Replayer {
   absl::StatusOr<std::unique_ptr<Subscription>> Subscribe(const SubscribeOptions& options) override;
   Replayer* replayer() override { return this; }
   ConsumerGroups* groups() override;
+  // Unimplemented unless DeletesStreams(); see core/stream_deletion.h.
+  absl::StatusOr<DeletionReport> DeleteStream(absl::string_view stream) final;
   absl::Status Close(absl::Duration drain_timeout = absl::Seconds(10)) final;
 
  protected:
@@ -88,6 +92,16 @@ class DriverBase : public EventBus, public Replayer {
   virtual absl::StatusOr<TrimReport> TrimRetention(size_t budget) {
     (void)budget;
     return TrimReport{};
+  }
+  // Whether DeleteEvents works; then InitMetadata also finishes deletions
+  // a crash interrupted.
+  virtual bool DeletesStreams() const { return false; }
+  // Ends `stream`'s incarnation if it still starts at `incarnation_start`
+  // (StreamInfo::incarnation_start) and has had events, then removes what
+  // that left behind.
+  virtual absl::Status DeleteEvents(absl::string_view stream, uint64_t incarnation_start) {
+    (void)incarnation_start;
+    return absl::UnimplementedError(absl::StrCat("cannot delete stream '", stream, "'"));
   }
   // Runs once in Close(), after in-flight publishes finished and
   // subscriptions were closed: release storage here.
@@ -113,6 +127,7 @@ class DriverBase : public EventBus, public Replayer {
   // stream's policy): the request to append them with.
   absl::StatusOr<AppendRequest> PrepareAppend(absl::string_view stream, std::vector<Event>& events,
                                               const PublishOptions& options);
+  std::unique_ptr<StreamDeleter> NewDeleter();
   // Counts a publish or trim in flight; kClosed once Close began.
   absl::Status Enter();
   void Leave();
@@ -124,6 +139,7 @@ class DriverBase : public EventBus, public Replayer {
   std::unique_ptr<PolicyRegistry> policies_;
   // Consumer groups in metadata_, reading through this driver (as Replayer).
   std::unique_ptr<GroupCoordinator> groups_;
+  std::unique_ptr<StreamDeleter> deleter_;  // Over metadata_ and policies_.
 
   Mutex mu_;
   int in_flight_ ABSL_GUARDED_BY(mu_) = 0;

@@ -26,6 +26,11 @@ absl::StatusOr<std::vector<StreamDeclaration>> EventBus::Declarations() {
   return std::vector<StreamDeclaration>{};
 }
 
+absl::StatusOr<DeletionReport> EventBus::DeleteStream(absl::string_view stream) {
+  return absl::UnimplementedError(
+      absl::StrCat("this driver cannot delete streams (stream '", stream, "')"));
+}
+
 absl::StatusOr<TrimReport> EventBus::Trim(size_t budget) {
   (void)budget;
   return TrimReport{};

@@ -55,6 +55,13 @@ struct PublishOptions {
   std::optional<uint64_t> expected_last_sequence;
 };
 
+// What one DeleteStream call removed.
+struct DeletionReport {
+  std::vector<std::string> streams;  // Every stream deleted, sorted.
+  uint64_t events = 0;               // Their retained events.
+  uint64_t groups = 0;               // Consumer groups deleted with them.
+};
+
 // What one Trim call removed.
 struct TrimReport {
   uint64_t events = 0;       // Entries deleted past a retention bound.
@@ -103,6 +110,17 @@ class EventBus {
   // Cheap (no I/O): true when some stream may be over a retention bound or
   // idempotency keys may have expired, i.e. when Trim has work.
   virtual bool NeedsTrim() const { return false; }
+
+  // Removes `stream` for good: its events, idempotency keys, consumer
+  // groups and declaration, and the same of its dead-letter stream; for a
+  // topic declared with partitions, of every partition too. Crash-safe: a
+  // deletion a crash interrupted is finished when the bus opens again. A
+  // stream published to afterwards is a new incarnation, whose sequences go
+  // on after the deleted one's (StreamInfo::incarnation_start): cursors of the deleted
+  // one are kCursorMismatch, never positions in the new one. kNotFound when
+  // the bus has nothing of `stream`; kUnimplemented when the driver cannot
+  // delete streams.
+  virtual absl::StatusOr<DeletionReport> DeleteStream(absl::string_view stream);
 
   // nullptr when the driver keeps no consumer groups.
   virtual ConsumerGroups* groups() { return nullptr; }

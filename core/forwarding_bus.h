@@ -52,6 +52,9 @@ class ForwardingBus : public EventBus {
   }
   absl::StatusOr<TrimReport> Trim(size_t budget) override { return inner_->Trim(budget); }
   bool NeedsTrim() const override { return inner_->NeedsTrim(); }
+  absl::StatusOr<DeletionReport> DeleteStream(absl::string_view stream) override {
+    return inner_->DeleteStream(stream);
+  }
   ConsumerGroups* groups() override { return inner_->groups(); }
   Replayer* replayer() override { return inner_->replayer(); }
   std::string DegradedReason() const override { return inner_->DegradedReason(); }

@@ -20,7 +20,7 @@ namespace keel {
 namespace {
 
 // What the committer is asked to do; each kind is its own struct below.
-enum class OpKind { kAppend, kTrim, kCollectKeys };
+enum class OpKind { kAppend, kTrim, kCollectKeys, kDelete, kSweep };
 
 struct Op : QueuedCommit {
   explicit Op(OpKind kind) : kind(kind) {}
@@ -39,8 +39,8 @@ struct AppendOp : Op {
   std::vector<Event> events;  // After the commit: only the appended ones.
   AppendRequest request;
   std::unique_ptr<PreparedRecords> prepared;
-  std::vector<LogKey> keys;        // Filled by the commit.
-  std::vector<Receipt> receipts;   // Filled by the commit.
+  std::vector<LogKey> keys;       // Filled by the commit.
+  std::vector<Receipt> receipts;  // Filled by the commit.
 };
 
 struct TrimOp : Op {
@@ -54,6 +54,24 @@ struct CollectKeysOp : Op {
   explicit CollectKeysOp(size_t budget) : Op(OpKind::kCollectKeys), budget(budget) {}
   size_t budget;
   KeyCollection collected;
+};
+
+// Ends a stream's incarnation if it still starts at `incarnation_start` (a
+// resumed deletion whose events are gone leaves the new incarnation alone).
+struct DeleteOp : Op {
+  DeleteOp(absl::string_view stream, uint64_t incarnation_start)
+      : Op(OpKind::kDelete), stream(stream), incarnation_start(incarnation_start) {}
+  absl::string_view stream;
+  uint64_t incarnation_start;
+};
+
+// Removes up to `budget` records a deletion left behind.
+struct SweepOp : Op {
+  SweepOp(absl::string_view stream, size_t budget)
+      : Op(OpKind::kSweep), stream(stream), budget(budget) {}
+  absl::string_view stream;
+  size_t budget;
+  bool more = false;
 };
 
 // Reads a replay page, decoding in place, and checks that the sequences
@@ -106,8 +124,8 @@ std::string KeyOf(absl::string_view stream, absl::string_view key) {
 
 class LogBus final : public DriverBase {
  public:
-  LogBus(std::unique_ptr<StreamLog> log, const DriverContext& context,
-         const LogBusOptions& options, absl::Time next_key_expiry)
+  LogBus(std::unique_ptr<StreamLog> log, const DriverContext& context, const LogBusOptions& options,
+         absl::Time next_key_expiry)
       : DriverBase(context, PublishLimits{}),
         log_(std::move(log)),
         epoch_(log_->epoch()),
@@ -139,6 +157,8 @@ class LogBus final : public DriverBase {
   bool AppendsAsync() const override { return log_->AppendsMayBlock(); }
   absl::StatusOr<TrimReport> TrimRetention(size_t budget) override;
   absl::Status OnClose() override { return log_->Close(); }
+  bool DeletesStreams() const override { return log_->DeletesStreams(); }
+  absl::Status DeleteEvents(absl::string_view stream, uint64_t incarnation_start) override;
 
  private:
   // What one commit group has staged so far, per stream.
@@ -153,6 +173,7 @@ class LogBus final : public DriverBase {
   absl::Status Commit(absl::Span<QueuedCommit* const> group);
   absl::Status CommitAppends(GroupStage& stage);
   void ApplyMaintenance(Op& op);
+  absl::Status ApplyDelete(const DeleteOp& op);
   absl::Status StageAppend(GroupStage& stage, AppendOp& op);
   absl::StatusOr<LogBounds*> StagedBounds(GroupStage& stage, absl::string_view stream);
   absl::StatusOr<absl::Time*> StagedLastTime(GroupStage& stage, absl::string_view stream,
@@ -232,6 +253,17 @@ void LogBus::ApplyMaintenance(Op& op) {
     trim.rejected = log_->TrimPrefix(trim.stream, trim.cut);
     return;
   }
+  if (op.kind == OpKind::kDelete) {
+    op.rejected = ApplyDelete(static_cast<DeleteOp&>(op));
+    return;
+  }
+  if (op.kind == OpKind::kSweep) {
+    SweepOp& sweep = static_cast<SweepOp&>(op);
+    absl::StatusOr<bool> more = log_->SweepDeleted(sweep.stream, sweep.budget);
+    sweep.rejected = more.status();
+    sweep.more = more.value_or(false);
+    return;
+  }
   CollectKeysOp& collect = static_cast<CollectKeysOp&>(op);
   const absl::Time now = context().clock->Now();
   if (!log_->KeepsKeys()) {
@@ -244,6 +276,31 @@ void LogBus::ApplyMaintenance(Op& op) {
     return;
   }
   next_key_expiry_.store(absl::ToUnixNanos(collect.collected.next_expiry));
+}
+
+absl::Status LogBus::ApplyDelete(const DeleteOp& op) {
+  KEEL_ASSIGN_OR_RETURN(LogBounds bounds, log_->Bounds(op.stream));
+  if (bounds.incarnation_start != op.incarnation_start || bounds.last() <= bounds.incarnation_start)
+    return absl::OkStatus();
+  KEEL_RETURN_IF_ERROR(log_->DeleteStream(op.stream));
+  // The next incarnation starts with no time to follow and no keys.
+  last_time_.erase(op.stream);
+  tables_.erase(op.stream);
+  return absl::OkStatus();
+}
+
+absl::Status LogBus::DeleteEvents(absl::string_view stream, uint64_t incarnation_start) {
+  DeleteOp deletion(stream, incarnation_start);
+  KEEL_RETURN_IF_ERROR(committer_.Submit(deletion));
+  KEEL_RETURN_IF_ERROR(deletion.rejected);
+  // A bounded piece per commit, so that publishes go on between them.
+  constexpr size_t kSweepBudget = 4096;
+  for (;;) {
+    SweepOp sweep(stream, kSweepBudget);
+    KEEL_RETURN_IF_ERROR(committer_.Submit(sweep));
+    KEEL_RETURN_IF_ERROR(sweep.rejected);
+    if (!sweep.more) return absl::OkStatus();
+  }
 }
 
 absl::Status LogBus::CommitAppends(GroupStage& stage) {
@@ -290,8 +347,8 @@ absl::StatusOr<absl::Time*> LogBus::StagedLastTime(GroupStage& stage, absl::stri
     TimeSink newest;
     KEEL_RETURN_IF_ERROR(log_->Read(stream, bounds.last(), bounds.last(), newest));
     if (!newest.time()) {
-      return absl::DataLossError(absl::StrCat("stream '", stream, "': event ", bounds.last(),
-                                              " is missing from the log"));
+      return absl::DataLossError(
+          absl::StrCat("stream '", stream, "': event ", bounds.last(), " is missing from the log"));
     }
     last = *newest.time();
   }
@@ -319,11 +376,10 @@ absl::Status LogBus::StageAppend(GroupStage& stage, AppendOp& op) {
   LogBounds bounds = *staged;
   const absl::Time now = context().clock->Now();
   absl::Status lookup_error;
-  KEEL_ASSIGN_OR_RETURN(AppendPlan plan,
-                        PlanAppend(op.events, op.request, bounds.last(),
-                                   [&](absl::string_view key) {
-                                     return FindKey(stage, op.stream, key, now, lookup_error);
-                                   }));
+  KEEL_ASSIGN_OR_RETURN(
+      AppendPlan plan, PlanAppend(op.events, op.request, bounds.last(), [&](absl::string_view key) {
+        return FindKey(stage, op.stream, key, now, lookup_error);
+      }));
   KEEL_RETURN_IF_ERROR(lookup_error);
   KEEL_ASSIGN_OR_RETURN(absl::Time * last_time, StagedLastTime(stage, op.stream, bounds));
   bool as_prepared = plan.append.size() == op.events.size();

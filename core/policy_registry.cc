@@ -64,6 +64,19 @@ absl::Status PolicyRegistry::Declare(absl::string_view stream, const StreamPolic
   return absl::OkStatus();
 }
 
+absl::Status PolicyRegistry::Forget(absl::string_view stream) {
+  MutexLock declaring(&declare_mu_);
+  KEEL_RETURN_IF_ERROR(store_.Delete(absl::StrCat(kPrefix, stream)));
+  MutexLock lock(&mu_);
+  declared_.erase(std::string(stream));
+  return absl::OkStatus();
+}
+
+bool PolicyRegistry::Declared(absl::string_view stream) const {
+  ReaderMutexLock lock(&mu_);
+  return declared_.find(stream) != declared_.end();
+}
+
 absl::Status PolicyRegistry::Refresh(absl::string_view stream) {
   KEEL_RETURN_IF_ERROR(ValidateStreamName(stream));
   MutexLock declaring(&declare_mu_);

@@ -52,6 +52,10 @@ class PolicyRegistry {
   // Refresh for every declaration the store holds.
   absl::Status RefreshAll();
   StreamPolicy PolicyOf(absl::string_view stream) const;
+  // Whether `stream` itself is declared (not through a topic or a default).
+  bool Declared(absl::string_view stream) const;
+  // Removes `stream`'s own declaration, if any (a stream being deleted).
+  absl::Status Forget(absl::string_view stream);
   std::vector<StreamDeclaration> Declarations() const;
   const StreamPolicy& defaults() const { return defaults_; }
 

@@ -20,7 +20,11 @@ const EarlierEpoch* EarlierEpochOf(const StreamInfo& info, uint64_t epoch) {
   return it == info.earlier_epochs.end() ? nullptr : &*it;
 }
 
-absl::Status CheckCursorFor(const Cursor& cursor, const StreamInfo& info, uint64_t epoch) {
+namespace {
+
+// The cursor's stream and epoch (an earlier epoch's cursor only where its
+// event survived).
+absl::Status CheckEpochOf(const Cursor& cursor, const StreamInfo& info, uint64_t epoch) {
   // Entry 0 stands for forgotten epochs; no cursor carries epoch 0.
   const EarlierEpoch* earlier =
       cursor.epoch == epoch || cursor.epoch == 0 ? nullptr : EarlierEpochOf(info, cursor.epoch);
@@ -35,6 +39,18 @@ absl::Status CheckCursorFor(const Cursor& cursor, const StreamInfo& info, uint64
       kept == 0 ? "None of the stream's events before it were kept: resume from earliest"
                 : absl::StrCat("The events up to sequence ", kept, " were kept: resume after ",
                                Cursor::For(info.stream, epoch, kept).Encode())));
+}
+
+}  // namespace
+
+absl::Status CheckCursorFor(const Cursor& cursor, const StreamInfo& info, uint64_t epoch) {
+  KEEL_RETURN_IF_ERROR(CheckEpochOf(cursor, info, epoch));
+  if (cursor.sequence >= info.incarnation_start) return absl::OkStatus();
+  return CursorMismatch(absl::StrCat("cursor at sequence ", cursor.sequence, " names stream '",
+                                     info.stream,
+                                     "' from before it was deleted; the stream of that name now "
+                                     "is a new one, from sequence ",
+                                     info.incarnation_start + 1, ": resume from earliest"));
 }
 
 absl::StatusOr<uint64_t> ResolvePosition(const Position& position, const StreamInfo& info,

@@ -71,6 +71,10 @@ struct StreamInfo {
   uint64_t bytes = 0;           // Retained bytes (Event::ApproximateSize).
   absl::Time oldest_time = absl::InfinitePast();
   Cursor head;  // Cursor at last_sequence.
+  // Where the stream's current incarnation begins (LogBounds::
+  // incarnation_start): a cursor below it names a deleted incarnation
+  // (EventBus::DeleteStream) and is a mismatch. 0 for a stream never deleted.
+  uint64_t incarnation_start = 0;
   // Empty unless the store had earlier epochs (see EarlierEpoch).
   std::vector<EarlierEpoch> earlier_epochs;
 };
@@ -101,7 +105,8 @@ const EarlierEpoch* EarlierEpochOf(const StreamInfo& info, uint64_t epoch);
 // Checks that `cursor` names an event of `info.stream` in a store of epoch
 // `epoch`: OK for the stream's cursors of `epoch`, and for those of an
 // earlier epoch below its `valid_below`; kCursorMismatch otherwise (another
-// stream, another store, or an event an unsynced crash lost).
+// stream, another store, an event an unsynced crash lost, or a deleted
+// incarnation of the stream: below `info.incarnation_start`).
 absl::Status CheckCursorFor(const Cursor& cursor, const StreamInfo& info, uint64_t epoch);
 
 // Resolves a Position against a stream: returns the sequence to read after.

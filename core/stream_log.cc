@@ -14,6 +14,7 @@ StreamInfo StreamInfoAt(absl::string_view stream, uint64_t epoch, const LogBound
   info.count = bounds.count();
   info.bytes = bounds.bytes;
   info.oldest_time = bounds.oldest_time;
+  info.incarnation_start = bounds.incarnation_start;
   info.head = Cursor::For(stream, epoch, bounds.last());
   return info;
 }

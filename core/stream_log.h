@@ -12,12 +12,11 @@
 // receives the cut the engine decided. A log may also drop a prefix on its
 // own (a bounded ring does); Bounds then says so.
 //
-// Threading contract: the mutating calls — Append, TrimPrefix, CollectKeys
-// and Close — come from one thread at a time, never concurrently with each
-// other, in the order the engine committed them. Bounds, List, Read and
-// FindKey may run at any time, concurrently with each other and with the
-// mutating calls, and must see only whole appends (a reader never sees half
-// of an append, nor an event before the Append storing it has returned).
+// Threading contract: the mutating calls — Append, TrimPrefix, CollectKeys,
+// DeleteStream, SweepDeleted and Close — come from one thread at a time, never concurrently with
+// each other, in the order the engine committed them. Bounds, List, Read and FindKey may run at any
+// time, concurrently with each other and with the mutating calls, and must see only whole appends
+// (a reader never sees half of an append, nor an event before the Append storing it has returned).
 //
 // Errors: kDataLoss (naming what is damaged) for records that do not
 // decode, kUnavailable when the storage cannot be reached, kAborted from
@@ -47,10 +46,17 @@ namespace keel {
 // Where a stream stands in a log. A stream never appended to has the
 // defaults: first = next = 1.
 struct LogBounds {
-  uint64_t first = 1;  // Oldest retained sequence.
-  uint64_t next = 1;   // The sequence the stream's next event gets.
-  uint64_t bytes = 0;  // Retained events' Event::ApproximateSize.
+  uint64_t first = 1;                             // Oldest retained sequence.
+  uint64_t next = 1;                              // The sequence the stream's next event gets.
+  uint64_t bytes = 0;                             // Retained events' Event::ApproximateSize.
   absl::Time oldest_time = absl::InfinitePast();  // Time of event `first`.
+  // Where the stream's current incarnation begins: cursors below it name
+  // an incarnation DeleteStream ended (0: none ended). A stream deleted at
+  // `next` = F starts again with incarnation_start = F and first = next =
+  // F + 1. Sequence F is never an event's, so a cursor of the deleted
+  // incarnation (at most F - 1) and one of the new (at least F, the
+  // position before its first event) never name the same position.
+  uint64_t incarnation_start = 0;
 
   uint64_t count() const { return next - first; }
   uint64_t last() const { return next - 1; }
@@ -140,6 +146,23 @@ class StreamLog {
   // group is stored and the next Append reuses the same sequences.
   virtual absl::Status Append(absl::Span<const LogAppend> group) = 0;
   virtual absl::Status TrimPrefix(absl::string_view stream, const LogTrim& cut) = 0;
+  // Optional (DeletesStreams()): ends the incarnation of `stream`, which has
+  // events (next > 1). Atomically, and durably for a durable log: the stream
+  // has no events and no idempotency keys, is absent from List, and its
+  // bounds become first = next = F + 1 with incarnation_start = F, where F
+  // is its `next` before. Records the deletion leaves behind (old entries,
+  // kept keys) are removed by SweepDeleted; until then they are never read.
+  virtual bool DeletesStreams() const { return false; }
+  virtual absl::Status DeleteStream(absl::string_view stream) {
+    (void)stream;
+    return absl::UnimplementedError("this log cannot delete streams");
+  }
+  // Removes up to about `budget` of the records deletions of `stream` left
+  // behind; returns whether more remain. A mutating call.
+  virtual absl::StatusOr<bool> SweepDeleted(absl::string_view stream, size_t budget) {
+    (void)stream, (void)budget;
+    return false;
+  }
   // Releases the storage; no call follows.
   virtual absl::Status Close() { return absl::OkStatus(); }
 

@@ -1,13 +1,15 @@
 // `keel streams`: lists a running daemon's streams (one JSON object per
-// line), or prints the bounds of one stream.
+// line), prints the bounds of one stream, or deletes one for good.
 //
 //   keel streams --prefix orders.
 //   keel streams orders
+//   keel streams delete orders
 #include <boost/json.hpp>
 #include <boost/program_options/value_semantic.hpp>
 #include <ostream>
 
 #include "absl/strings/str_cat.h"
+#include "keel/cmd/keel/api_call.h"
 #include "keel/cmd/keel/client/errors.h"
 #include "keel/cmd/keel/client/http_client.h"
 #include "keel/cmd/keel/client/raw_json.h"
@@ -22,16 +24,19 @@ class StreamsCommand : public Command {
  public:
   absl::string_view name() const override { return "streams"; }
   absl::string_view summary() const override {
-    return "list a running daemon's streams, or show the bounds of one (keel streams NAME)";
+    return "list a running daemon's streams, show the bounds of one (keel streams NAME) or "
+           "delete one with its groups and dead letters (keel streams delete NAME)";
   }
   void AddOptions(po::options_description& options) const override {
     AddServerOption(options);
     options.add_options()("prefix", po::value<std::string>(),
                           "only streams whose name starts with this")("limit", po::value<size_t>(),
                                                                       "at most this many streams")(
-        "stream", po::value<std::string>(), "show this stream's bounds (also positional)");
+        "stream", po::value<std::string>(), "show this stream's bounds (also positional)")(
+        "name", po::value<std::string>(),
+        "after 'delete': the stream (or topic) to delete (positional)");
   }
-  std::vector<std::string> Positionals() const override { return {"stream"}; }
+  std::vector<std::string> Positionals() const override { return {"stream", "name"}; }
 
   int Run(const po::variables_map& vars, CommandIo& io) const override {
     absl::StatusOr<client::ServerAddress> server =
@@ -39,6 +44,7 @@ class StreamsCommand : public Command {
     if (!server.ok()) {
       return UsageError(io, "keel streams", server.status().message());
     }
+    if (vars.count("name")) return Delete(vars, io);
     const bool one = vars.count("stream") > 0;
     if (one && (vars.count("prefix") || vars.count("limit"))) {
       return UsageError(io, "keel streams",
@@ -78,6 +84,21 @@ class StreamsCommand : public Command {
       }
     }
     return kExitOk;
+  }
+
+ private:
+  static int Delete(const po::variables_map& vars, CommandIo& io) {
+    if (vars.count("stream") == 0 || vars["stream"].as<std::string>() != "delete") {
+      return UsageError(io, "keel streams",
+                        "give one stream to show, or 'delete NAME' to delete one");
+    }
+    ApiCall call;
+    call.command = "keel streams";
+    call.server = vars["server"].as<std::string>();
+    call.method = "DELETE";
+    call.target = client::BuildTarget({"v1", "streams", vars["name"].as<std::string>()});
+    call.client = ClientOptionsFrom(vars);
+    return RunApiCall(call, io);
   }
 };
 

@@ -100,6 +100,22 @@ absl::Status StageForgetKey(StateStore& store, WriteBatch& batch, absl::string_v
   return absl::OkStatus();
 }
 
+absl::StatusOr<size_t> StageForgetKeysThrough(StateStore& store, WriteBatch& batch,
+                                              absl::string_view stream, uint64_t sequence,
+                                              size_t budget) {
+  const KeyRange range = KeyRange::Prefix(DedupeKey(stream, ""));
+  std::unique_ptr<StoreIterator> it = store.NewIterator(range);
+  size_t forgotten = 0;
+  for (it->Seek(range.start); it->Valid() && forgotten < budget; it->Next()) {
+    KEEL_ASSIGN_OR_RETURN(Record record, DecodeRecord(it->key(), it->value()));
+    if (record.hit.sequence > sequence) continue;
+    batch.Delete(it->key());
+    ++forgotten;
+  }
+  KEEL_RETURN_IF_ERROR(it->status());
+  return forgotten;
+}
+
 absl::StatusOr<DedupeCollection> CollectExpiredKeys(StateStore& store, WriteBatch& batch,
                                                     absl::Time now, size_t budget) {
   DedupeCollection result;
@@ -132,7 +148,8 @@ absl::StatusOr<absl::Time> FirstExpiry(StateStore& store) {
   const KeyRange range = KeyRange::Prefix(std::string(1, kExpiryPrefix));
   std::unique_ptr<StoreIterator> it = store.NewIterator(range);
   it->Seek(range.start);
-  if (it->Valid() && it->key().size() >= 9) return TimeOfKey(DecodeBigEndian64(it->key().substr(1)));
+  if (it->Valid() && it->key().size() >= 9)
+    return TimeOfKey(DecodeBigEndian64(it->key().substr(1)));
   KEEL_RETURN_IF_ERROR(it->status());
   return absl::InfiniteFuture();
 }

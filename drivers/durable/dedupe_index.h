@@ -46,6 +46,13 @@ void StageDedupe(WriteBatch& batch, absl::string_view stream, absl::string_view 
 absl::Status StageForgetKey(StateStore& store, WriteBatch& batch, absl::string_view stream,
                             absl::string_view key, uint64_t sequence);
 
+// Stages the deletion of up to `budget` of `stream`'s key records that name
+// a sequence up to `sequence` (a deleted incarnation's); returns how many.
+// Their expiry records are left to collection.
+absl::StatusOr<size_t> StageForgetKeysThrough(StateStore& store, WriteBatch& batch,
+                                              absl::string_view stream, uint64_t sequence,
+                                              size_t budget);
+
 struct DedupeCollection {
   size_t collected = 0;
   // Expiry of the next key still in the index (InfiniteFuture when none).

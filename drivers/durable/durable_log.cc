@@ -31,6 +31,7 @@ DurableLog::DurableLog(std::shared_ptr<StateStore> store, const DurableOptions& 
       epochs_(recovered.meta.epoch, recovered.meta.earlier_epochs,
               std::move(recovered.epoch_starts)),
       heads_(recovered.heads),
+      incarnations_(std::move(recovered.incarnations)),
       checkpoints_(options.head_checkpoint_bytes),
       verifier_(*store_, format_, *context.logger, recovered.heads,
                 [this](absl::string_view stream, const Head& head) {
@@ -64,32 +65,43 @@ std::string DurableLog::DegradedReason() const {
                       refused.message());
 }
 
-std::unique_ptr<MetadataStore> DurableLog::TakeMetadataStore() {
-  return NewStoreMetadata(store_);
-}
+std::unique_ptr<MetadataStore> DurableLog::TakeMetadataStore() { return NewStoreMetadata(store_); }
 
 Head DurableLog::CurrentHead(absl::string_view stream) const {
   ReaderMutexLock lock(&heads_mu_);
-  auto it = heads_.find(stream);
-  return it == heads_.end() ? Head{} : it->second;
+  return CurrentHeadLocked(stream);
 }
 
-LogBounds DurableLog::BoundsOf(const Head& head) {
-  return LogBounds{head.first, head.next, head.bytes, head.oldest_time};
+Head DurableLog::CurrentHeadLocked(absl::string_view stream) const {
+  if (auto it = heads_.find(stream); it != heads_.end()) return it->second;
+  auto deleted = incarnations_.find(stream);
+  if (deleted == incarnations_.end()) return Head{};
+  return Head{.first = deleted->second + 1, .next = deleted->second + 1};
+}
+
+bool DurableLog::Headless(absl::string_view stream) const {
+  ReaderMutexLock lock(&heads_mu_);
+  return !heads_.contains(stream);
+}
+
+uint64_t DurableLog::IncarnationStart(absl::string_view stream) const {
+  ReaderMutexLock lock(&heads_mu_);
+  auto it = incarnations_.find(stream);
+  return it == incarnations_.end() ? 0 : it->second;
+}
+
+LogBounds DurableLog::BoundsOf(absl::string_view stream, const Head& head) const {
+  return LogBounds{head.first, head.next, head.bytes, head.oldest_time, IncarnationStart(stream)};
 }
 
 absl::StatusOr<LogBounds> DurableLog::Bounds(absl::string_view stream) {
   KEEL_RETURN_IF_ERROR(verifier_.Ensure(stream));
-  Head head = CurrentHead(stream);
-  if (!head.started()) {
-    KEEL_RETURN_IF_ERROR(AdoptHeadless(stream));
-    head = CurrentHead(stream);
-  }
-  return TotalBounds(stream, head);
+  if (Headless(stream)) KEEL_RETURN_IF_ERROR(AdoptHeadless(stream));
+  return TotalBounds(stream, CurrentHead(stream));
 }
 
 LogBounds DurableLog::TotalBounds(absl::string_view stream, const Head& head) const {
-  LogBounds bounds = BoundsOf(head);
+  LogBounds bounds = BoundsOf(stream, head);
   if (cold_ == nullptr) return bounds;
   const ColdSummary cold = cold_->SummaryOf(stream);
   if (cold.empty()) return bounds;
@@ -109,8 +121,8 @@ LogBounds DurableLog::TotalBounds(absl::string_view stream, const Head& head) co
 // (VerifyTail).
 absl::Status DurableLog::AdoptHeadless(absl::string_view stream) {
   MutexLock adopting(&adopt_mu_);
+  if (!Headless(stream)) return absl::OkStatus();  // Adopted or committed meanwhile.
   Head found = CurrentHead(stream);
-  if (found.started()) return absl::OkStatus();  // Adopted or committed meanwhile.
   const uint64_t next = found.next;
   KEEL_ASSIGN_OR_RETURN(TailRepair repair, VerifyTail(*store_, format_, stream, found));
   if (!repair.changed()) return absl::OkStatus();
@@ -205,12 +217,14 @@ DurableLog::GroupState::Staged& DurableLog::StagedHead(GroupState& state,
   if (it != state.heads.end()) return it->second;
   Head head;
   bool adopted = false;
+  bool stored = false;
   {
     MutexLock lock(&heads_mu_);
-    if (auto found = heads_.find(stream); found != heads_.end()) head = found->second;
+    head = CurrentHeadLocked(stream);
+    stored = heads_.contains(stream);
     adopted = adopted_.erase(stream) > 0;
   }
-  GroupState::Staged staged{head, !head.started() || adopted};
+  GroupState::Staged staged{head, !stored || adopted};
   staged.needs_start = epochs_.NeedsStart(stream);
   state.new_stream = state.new_stream || staged.unstored;
   return state.heads.emplace(stream, staged).first->second;
@@ -243,9 +257,9 @@ absl::Status DurableLog::StageAppend(GroupState& state, const LogAppend& part) {
     head.next = event.sequence + 1;
     head.bytes += event.ApproximateSize();
     // A prepared value is not needed after the write: move it, not copy it.
-    state.batch.PutOwned(EntryKey(part.stream, event.sequence),
-                         prepared != nullptr ? std::move(prepared->values[i])
-                                             : EncodeEntry(event, format_));
+    state.batch.PutOwned(EntryKey(part.stream, event.sequence), prepared != nullptr
+                                                                    ? std::move(prepared->values[i])
+                                                                    : EncodeEntry(event, format_));
   }
   for (const LogKey& key : part.keys) {
     StageDedupe(state.batch, part.stream, key.key, key.hit, key.expires);
@@ -276,6 +290,60 @@ absl::Status DurableLog::TrimPrefix(absl::string_view stream, const LogTrim& cut
   KEEL_RETURN_IF_ERROR(ApplyTrim(*store_, format_, state.batch, stream, plan, staged.head));
   staged.trimmed = true;
   return Commit(state, /*checkpoint=*/false);
+}
+
+// One synced write ends the incarnation: the head goes, the incarnation
+// record names where the next one starts, and cold segments become
+// retiring (the next tiering pass deletes their objects). The old entries
+// and key records stay until SweepDeleted removes them; nothing reads them
+// meanwhile (reads and tail checks start at the head's first, key lookups
+// ignore sequences up to the start).
+absl::Status DurableLog::DeleteStream(absl::string_view stream) {
+  KEEL_RETURN_IF_ERROR(verifier_.Ensure(stream));
+  MutexLock commit(&commit_mu_);
+  const Head head = CurrentHead(stream);
+  const uint64_t start = head.next;
+  WriteBatch batch;
+  batch.Delete(HeadKey(stream));
+  batch.Put(IncarnationKey(stream), EncodeIncarnation(start));
+  std::optional<ColdTier::Expiry> expiry;
+  if (cold_ != nullptr && !cold_->SummaryOf(stream).empty()) {
+    KEEL_ASSIGN_OR_RETURN(expiry, cold_->StageExpiry(stream, start, batch));
+  }
+  MutexLock adopting(&adopt_mu_);
+  KEEL_RETURN_IF_ERROR(store_->Write(batch, WriteOptions{.sync = true}));
+  {
+    MutexLock lock(&heads_mu_);
+    heads_.erase(stream);
+    adopted_.erase(stream);
+    incarnations_[stream] = start;
+  }
+  checkpoints_.Forget(stream);
+  if (expiry) {
+    cold_->index().Install(stream, expiry->kept);
+    cold_->Retired(stream, *std::move(expiry));
+  }
+  return absl::OkStatus();
+}
+
+absl::StatusOr<bool> DurableLog::SweepDeleted(absl::string_view stream, size_t budget) {
+  const uint64_t start = IncarnationStart(stream);
+  if (start == 0) return false;
+  WriteBatch batch;
+  std::unique_ptr<StoreIterator> it =
+      store_->NewIterator(KeyRange{EntryKey(stream, 0), EntryKey(stream, start + 1)});
+  for (it->Seek(EntryKey(stream, 0)); it->Valid() && batch.size() < budget; it->Next()) {
+    batch.Delete(it->key());
+  }
+  KEEL_RETURN_IF_ERROR(it->status());
+  KEEL_RETURN_IF_ERROR(
+      StageForgetKeysThrough(*store_, batch, stream, start, budget - batch.size()).status());
+  if (batch.size() == 0) return false;
+  const bool more = batch.size() >= budget;
+  // Unsynced: a crash that loses these deletes leaves records nothing reads,
+  // and the deletion's tombstone, still there, sweeps them again.
+  KEEL_RETURN_IF_ERROR(store_->Write(batch, WriteOptions{.sync = false}));
+  return more;
 }
 
 absl::Status DurableLog::Commit(GroupState& state, bool checkpoint) {
@@ -339,7 +407,10 @@ std::vector<absl::string_view> DurableLog::StageHeads(GroupState& state, bool ch
 absl::StatusOr<std::optional<DedupeHit>> DurableLog::FindKey(absl::string_view stream,
                                                              absl::string_view key,
                                                              absl::Time now) {
-  return LookupDedupe(*store_, stream, key, now);
+  KEEL_ASSIGN_OR_RETURN(std::optional<DedupeHit> hit, LookupDedupe(*store_, stream, key, now));
+  // A deleted incarnation's key, not swept yet, is no duplicate of anything.
+  if (hit && hit->sequence <= IncarnationStart(stream)) return std::nullopt;
+  return hit;
 }
 
 absl::StatusOr<KeyCollection> DurableLog::CollectKeys(absl::Time now, size_t budget) {

@@ -63,10 +63,12 @@ class DurableLog final : public StreamLog, private TierHost {
   absl::StatusOr<LogBounds> Bounds(absl::string_view stream) override;
   absl::StatusOr<std::vector<std::pair<std::string, LogBounds>>> List(absl::string_view prefix,
                                                                       size_t limit) override;
-  absl::Status Read(absl::string_view stream, uint64_t from, uint64_t to,
-                    ReadSink& sink) override;
+  absl::Status Read(absl::string_view stream, uint64_t from, uint64_t to, ReadSink& sink) override;
   absl::Status Append(absl::Span<const LogAppend> group) override;
   absl::Status TrimPrefix(absl::string_view stream, const LogTrim& cut) override;
+  bool DeletesStreams() const override { return true; }
+  absl::Status DeleteStream(absl::string_view stream) override;
+  absl::StatusOr<bool> SweepDeleted(absl::string_view stream, size_t budget) override;
   absl::Status Close() override;
   std::unique_ptr<PreparedRecords> Prepare(absl::Span<const Event> events) override;
 
@@ -132,8 +134,13 @@ class DurableLog final : public StreamLog, private TierHost {
     bool new_stream = false;  // A stream gets its first head.
   };
 
+  // The stream's head; for one with none, a deleted stream's incarnation
+  // (first = next = start + 1) or a never-written one's.
   Head CurrentHead(absl::string_view stream) const;
-  static LogBounds BoundsOf(const Head& head);
+  Head CurrentHeadLocked(absl::string_view stream) const ABSL_SHARED_LOCKS_REQUIRED(heads_mu_);
+  bool Headless(absl::string_view stream) const;
+  uint64_t IncarnationStart(absl::string_view stream) const;
+  LogBounds BoundsOf(absl::string_view stream, const Head& head) const;
   absl::Status AdoptHeadless(absl::string_view stream);
   GroupState::Staged& StagedHead(GroupState& state, absl::string_view stream);
   absl::Status StageAppend(GroupState& state, const LogAppend& part);
@@ -162,6 +169,8 @@ class DurableLog final : public StreamLog, private TierHost {
   // Streams AdoptHeadless took in whose next commit writes their head, as
   // a stream's first commit does.
   absl::flat_hash_set<std::string> adopted_ ABSL_GUARDED_BY(heads_mu_);
+  // Where each deleted stream's current incarnation starts (its record).
+  absl::flat_hash_map<std::string, uint64_t> incarnations_ ABSL_GUARDED_BY(heads_mu_);
   // Held while a stream goes from no head to a head (its first commit, or
   // AdoptHeadless), so that a headless stream is looked up in the store
   // only while no commit of it is under way.

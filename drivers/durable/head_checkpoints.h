@@ -48,6 +48,8 @@ class HeadCheckpoints {
   // their heads.
   void Committed(bool checkpoint, absl::Span<const absl::string_view> unwritten,
                  uint64_t batch_bytes);
+  // `stream` was deleted: it has no head to write.
+  void Forget(absl::string_view stream) { lagging_.erase(stream); }
 
  private:
   const uint64_t interval_bytes_;

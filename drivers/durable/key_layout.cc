@@ -6,12 +6,16 @@
 //   "H" <stream>                     stream head  (one per stream, mutable)
 //   "P" <stream> 0x00 <epoch:u64be>  epoch start  (one per stream and later epoch, immutable)
 //   "E" <stream> 0x00 <seq:u64be>    entry        (one per event, immutable)
+//   "N" <stream>                     incarnation  (a stream deleted at least once)
 //
 // Values:
 //   meta  = version:u8(=1|2) epoch:u64be earlier_epoch:u64be* check:u32be
 //     (earlier epochs oldest first; none in a store that never found an
 //     unsynced crash, which is the record Keel wrote before epochs existed)
 //   epoch start = version:u8(=1) first:u64be check:u32be
+//   incarnation = version:u8(=1) start:u64be check:u32be
+//     (start: the `next` the stream had when it was last deleted; its
+//     entries up to start are a deleted incarnation's, see LogBounds)
 //   open marker = version:u8(=2) acks_synced:u8(0|1) lost:u8(0|1) lifetime_size:u8
 //                 lifetime check:u32be
 //     (version 1, written before lifetimes, has neither lifetime field)
@@ -53,6 +57,8 @@ constexpr size_t kMetaSize = 1 + 8 + 4;  // Without earlier epochs (8 bytes each
 constexpr char kEpochStartPrefix = 'P';
 constexpr uint8_t kEpochStartVersion = 1;
 constexpr size_t kEpochStartSize = 1 + 8 + 4;
+constexpr char kIncarnationPrefix = 'N';
+constexpr uint8_t kIncarnationVersion = 1;
 constexpr size_t kHeadSize = 1 + 8 * 4 + 4;
 
 uint32_t Checksum(absl::string_view bytes) { return Fnv1a32(bytes); }
@@ -132,6 +138,14 @@ std::string EpochStartKey(absl::string_view stream, uint64_t epoch) {
   return StreamNumberKey(kEpochStartPrefix, stream, epoch);
 }
 
+std::string IncarnationKey(absl::string_view stream) {
+  return absl::StrCat(absl::string_view(&kIncarnationPrefix, 1), stream);
+}
+
+KeyRange IncarnationRange() { return KeyRange::Prefix(std::string(1, kIncarnationPrefix)); }
+
+absl::string_view StreamOfIncarnationKey(absl::string_view key) { return key.substr(1); }
+
 KeyRange EpochStartRange() { return KeyRange::Prefix(std::string(1, kEpochStartPrefix)); }
 
 absl::StatusOr<std::pair<absl::string_view, uint64_t>> ParseEpochStartKey(absl::string_view key) {
@@ -197,6 +211,22 @@ absl::StatusOr<uint64_t> DecodeEpochStart(absl::string_view value) {
   const uint64_t first = DecodeBigEndian64(value.substr(1));
   if (first == 0) return absl::DataLossError("epoch start record names sequence 0");
   return first;
+}
+
+// Same shape as an epoch start: one sequence, sealed.
+std::string EncodeIncarnation(uint64_t start) {
+  std::string out(1, static_cast<char>(kIncarnationVersion));
+  AppendBigEndian64(out, start);
+  Seal(out);
+  return out;
+}
+
+absl::StatusOr<uint64_t> DecodeIncarnation(absl::string_view value) {
+  KEEL_RETURN_IF_ERROR(Unseal("incarnation", value, kEpochStartSize,
+                              [](uint8_t version) { return version == kIncarnationVersion; }));
+  const uint64_t start = DecodeBigEndian64(value.substr(1));
+  if (start == 0) return absl::DataLossError("incarnation record names sequence 0");
+  return start;
 }
 
 std::string EncodeOpenMarker(const OpenMarker& marker) {

@@ -110,6 +110,15 @@ absl::StatusOr<OpenMarker> DecodeOpenMarker(absl::string_view value);
 std::string EncodeEpochStart(uint64_t first);
 absl::StatusOr<uint64_t> DecodeEpochStart(absl::string_view value);
 
+// A deleted stream's incarnation record: where its current incarnation
+// starts (LogBounds::incarnation_start). It outlives the stream's events,
+// so that cursors of a deleted incarnation stay mismatches.
+std::string IncarnationKey(absl::string_view stream);
+KeyRange IncarnationRange();
+absl::string_view StreamOfIncarnationKey(absl::string_view key);
+std::string EncodeIncarnation(uint64_t start);
+absl::StatusOr<uint64_t> DecodeIncarnation(absl::string_view value);
+
 std::string EncodeHead(const Head& head);
 absl::StatusOr<Head> DecodeHead(absl::string_view value);
 

@@ -122,7 +122,10 @@ absl::Status CatchUpHead(StateStore& store, StoreFormat format, absl::string_vie
 
 absl::StatusOr<TailRepair> VerifyTail(StateStore& store, StoreFormat format,
                                       absl::string_view stream, Head& head) {
-  std::unique_ptr<StoreIterator> it = store.NewIterator(EntryRange(stream));
+  // From the head's first: entries below it are a deleted incarnation's
+  // that a sweep has not removed yet (or none).
+  std::unique_ptr<StoreIterator> it =
+      store.NewIterator(KeyRange{EntryKey(stream, head.first), EntryRange(stream).limit});
   it->SeekToLast();
   if (!it->Valid()) {
     KEEL_RETURN_IF_ERROR(it->status());
@@ -173,6 +176,13 @@ absl::StatusOr<RecoveredState> Recover(StateStore& store) {
     state.heads.emplace(std::string(StreamOfHeadKey(it->key())), *head);
   }
   KEEL_RETURN_IF_ERROR(it->status());
+  std::unique_ptr<StoreIterator> deleted = store.NewIterator(IncarnationRange());
+  for (deleted->Seek(IncarnationRange().start); deleted->Valid(); deleted->Next()) {
+    absl::StatusOr<uint64_t> start = DecodeIncarnation(deleted->value());
+    if (!start.ok()) return NameKey(start.status(), deleted->key());
+    state.incarnations.emplace(std::string(StreamOfIncarnationKey(deleted->key())), *start);
+  }
+  KEEL_RETURN_IF_ERROR(deleted->status());
   KEEL_ASSIGN_OR_RETURN(state.epoch_starts, LoadEpochStarts(store, state.meta));
   return state;
 }

@@ -30,6 +30,8 @@ namespace keel::durable {
 struct RecoveredState {
   StoreMeta meta;
   absl::flat_hash_map<std::string, Head> heads;  // Not yet checked against entries.
+  // Deleted streams' incarnation records (key_layout.h, IncarnationKey).
+  absl::flat_hash_map<std::string, uint64_t> incarnations;
   EpochStarts epoch_starts;
 };
 

@@ -24,6 +24,10 @@ struct Ring {
   uint64_t first ABSL_GUARDED_BY(mu) = 1;  // Sequence of events.front().
   uint64_t next ABSL_GUARDED_BY(mu) = 1;   // Sequence the next event gets.
   uint64_t bytes ABSL_GUARDED_BY(mu) = 0;
+  uint64_t incarnation_start ABSL_GUARDED_BY(mu) = 0;  // LogBounds::incarnation.
+  // Deleted and not appended to since: not listed. The ring itself stays,
+  // since readers hold it without rings_mu_, and keeps the incarnation.
+  bool deleted ABSL_GUARDED_BY(mu) = false;
 };
 
 // The memory driver's storage: a ring per stream, bounded by `limits`
@@ -36,10 +40,11 @@ class MemoryLog final : public StreamLog {
   absl::StatusOr<LogBounds> Bounds(absl::string_view stream) override;
   absl::StatusOr<std::vector<std::pair<std::string, LogBounds>>> List(absl::string_view prefix,
                                                                       size_t limit) override;
-  absl::Status Read(absl::string_view stream, uint64_t from, uint64_t to,
-                    ReadSink& sink) override;
+  absl::Status Read(absl::string_view stream, uint64_t from, uint64_t to, ReadSink& sink) override;
   absl::Status Append(absl::Span<const LogAppend> group) override;
   absl::Status TrimPrefix(absl::string_view stream, const LogTrim& cut) override;
+  bool DeletesStreams() const override { return true; }
+  absl::Status DeleteStream(absl::string_view stream) override;
 
  private:
   static uint64_t NewEpoch() {
@@ -62,6 +67,7 @@ LogBounds MemoryLog::BoundsLocked(const Ring& ring) {
   bounds.first = ring.first;
   bounds.next = ring.next;
   bounds.bytes = ring.bytes;
+  bounds.incarnation_start = ring.incarnation_start;
   if (!ring.events.empty()) bounds.oldest_time = ring.events.front()->time;
   return bounds;
 }
@@ -97,18 +103,17 @@ absl::StatusOr<std::vector<std::pair<std::string, LogBounds>>> MemoryLog::List(
     }
   }
   std::sort(matches.begin(), matches.end());
-  if (matches.size() > limit) matches.resize(limit);
   std::vector<std::pair<std::string, LogBounds>> listed;
-  listed.reserve(matches.size());
+  listed.reserve(std::min(matches.size(), limit));
   for (auto& [name, ring] : matches) {
+    if (listed.size() >= limit) break;
     ReaderMutexLock lock(&ring->mu);
-    listed.emplace_back(std::move(name), BoundsLocked(*ring));
+    if (!ring->deleted) listed.emplace_back(std::move(name), BoundsLocked(*ring));
   }
   return listed;
 }
 
-absl::Status MemoryLog::Read(absl::string_view stream, uint64_t from, uint64_t to,
-                             ReadSink& sink) {
+absl::Status MemoryLog::Read(absl::string_view stream, uint64_t from, uint64_t to, ReadSink& sink) {
   Ring* ring = FindRing(stream);
   if (ring == nullptr) return absl::OkStatus();
   ReaderMutexLock lock(&ring->mu);
@@ -134,6 +139,7 @@ absl::Status MemoryLog::Append(absl::Span<const LogAppend> group) {
       ring.events.push_back(std::make_shared<const Event>(event));
     }
     ring.next += part.events.size();
+    ring.deleted = false;
     // The ring's bounds keep at least the newest event, even one alone over
     // the byte bound.
     while (ring.events.size() > 1 && (ring.events.size() > limits_.max_events_per_stream ||
@@ -149,9 +155,22 @@ absl::Status MemoryLog::TrimPrefix(absl::string_view stream, const LogTrim& cut)
   if (ring == nullptr) return absl::OkStatus();
   MutexLock lock(&ring->mu);
   if (ring->first != cut.from) {
-    return absl::AbortedError(absl::StrCat("stream '", stream, "' moved since the trim was planned"));
+    return absl::AbortedError(
+        absl::StrCat("stream '", stream, "' moved since the trim was planned"));
   }
   while (ring->first < cut.new_first && !ring->events.empty()) PopFrontLocked(*ring);
+  return absl::OkStatus();
+}
+
+absl::Status MemoryLog::DeleteStream(absl::string_view stream) {
+  Ring* ring = FindRing(stream);
+  if (ring == nullptr) return absl::OkStatus();
+  MutexLock lock(&ring->mu);
+  ring->events.clear();
+  ring->bytes = 0;
+  ring->incarnation_start = ring->next;
+  ring->first = ring->next = ring->incarnation_start + 1;
+  ring->deleted = true;
   return absl::OkStatus();
 }
 

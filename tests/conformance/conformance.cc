@@ -51,6 +51,7 @@ void ForceLink() {
   LinkGroupRaceTests();
   LinkProcessTests();
   LinkGroupRetentionTests();
+  LinkDeletionTests();
 }
 
 std::vector<Target> AllTargets(std::vector<Target> targets) { return targets; }

@@ -108,6 +108,9 @@ class PolicyConformanceTest : public ConformanceTest {
   bool UsesManualClock() const override { return true; }
 };
 
+// Stream deletion, on a manual clock.
+class DeletionConformanceTest : public PolicyConformanceTest {};
+
 // Declared retention bounds enforced by Trim, on a manual clock.
 class RetentionPolicyConformanceTest : public PolicyConformanceTest {};
 
@@ -151,6 +154,7 @@ class RetentionConformanceTest : public ConformanceTest {
   KEEL_CONFORMANCE_SUITE_(prefix, RetentionPolicyConformanceTest, RetentionPolicyTargets,    \
                           __VA_ARGS__);                                                      \
   KEEL_CONFORMANCE_SUITE_(prefix, GroupConformanceTest, AllTargets, __VA_ARGS__);            \
+  KEEL_CONFORMANCE_SUITE_(prefix, DeletionConformanceTest, AllTargets, __VA_ARGS__);         \
   [[maybe_unused]] static const bool keel_conformance_linked_##prefix = (ForceLink(), true); \
   }                                                                                          \
   static_assert(true, "")

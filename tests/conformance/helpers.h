@@ -89,6 +89,7 @@ void LinkGroupTests();
 void LinkGroupRaceTests();
 void LinkProcessTests();
 void LinkGroupRetentionTests();
+void LinkDeletionTests();
 
 }  // namespace keel::conformance
 

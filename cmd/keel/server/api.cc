@@ -62,11 +62,11 @@ HttpResponse Api::Serve(const HttpRequest& request, const RouteMatch& route) {
     // (--cors-origin) to every response.
     HttpResponse response;
     response.status = 204;
-    response.headers = {
-        {"Access-Control-Allow-Methods", "GET, POST, PUT, DELETE, OPTIONS"},
-        {"Access-Control-Allow-Headers",
-         "Authorization, Content-Type, Idempotency-Key, Last-Event-ID, Keel-Expected-Last-Sequence"},
-        {"Access-Control-Max-Age", "600"}};
+    response.headers = {{"Access-Control-Allow-Methods", "GET, POST, PUT, DELETE, OPTIONS"},
+                        {"Access-Control-Allow-Headers",
+                         "Authorization, Content-Type, Idempotency-Key, Last-Event-ID, "
+                         "Keel-Expected-Last-Sequence"},
+                        {"Access-Control-Max-Age", "600"}};
     return response;
   }
   // A path under /v1/streams/{stream} names a stream, checked before the
@@ -159,6 +159,19 @@ HttpResponse Api::Declare(const HttpRequest& request, const RouteParams& params)
                                         ",\"policy\":", PolicyJson(*policy), "}"));
 }
 
+HttpResponse Api::DeleteStream(const HttpRequest&, const RouteParams& params) {
+  const absl::string_view stream = params.Get("stream");
+  absl::StatusOr<DeletionReport> deleted = bus_.DeleteStream(stream);
+  if (!deleted.ok()) return Error(deleted.status(), stream);
+  std::string streams;
+  for (const std::string& name : deleted->streams) {
+    absl::StrAppend(&streams, streams.empty() ? "" : ",", JsonString(name));
+  }
+  return JsonResponse(
+      200, absl::StrCat("{\"stream\":", JsonString(stream), ",\"deleted\":[", streams,
+                        "],\"events\":", deleted->events, ",\"groups\":", deleted->groups, "}"));
+}
+
 HttpResponse Api::ListStreams(const HttpRequest& request, const RouteParams&) {
   if (bus_.replayer() == nullptr) return NoHistoryResponse();
   absl::StatusOr<size_t> limit = ParseLimit(request, kDefaultListLimit, 100'000);
@@ -185,8 +198,8 @@ HttpResponse Api::Ready(const HttpRequest&, const RouteParams&) {
   if (draining_.load()) return ErrorResponse(503, "unavailable", "the daemon is shutting down");
   const std::string degraded = bus_.DegradedReason();
   if (!degraded.empty()) {
-    return JsonResponse(200, absl::StrCat("{\"status\":\"degraded\",\"reason\":", JsonString(degraded),
-                                  "}"));
+    return JsonResponse(
+        200, absl::StrCat("{\"status\":\"degraded\",\"reason\":", JsonString(degraded), "}"));
   }
   return JsonResponse(200, "{\"status\":\"ready\"}");
 }

@@ -138,6 +138,7 @@ class Api {
   HttpResponse ListStreams(const HttpRequest& request, const RouteParams& params);
   HttpResponse Bounds(const HttpRequest& request, const RouteParams& params);
   HttpResponse Declare(const HttpRequest& request, const RouteParams& params);
+  HttpResponse DeleteStream(const HttpRequest& request, const RouteParams& params);
   HttpResponse Publish(const HttpRequest& request, const RouteParams& params);
   HttpResponse Replay(const HttpRequest& request, const RouteParams& params);
   // groups_api.cc (rfcs/0005-consumer-groups.md).

@@ -14,6 +14,7 @@ const RouteTable& Api::Table() {
       {"GET", "/v1/streams/{stream}/sse", Scope::kRead, "sse", kStreamedRoute},
       {"GET", "/v1/streams/{stream}", Scope::kRead, "bounds", &Api::Bounds},
       {"PUT", "/v1/streams/{stream}", Scope::kAdmin, "declare", &Api::Declare},
+      {"DELETE", "/v1/streams/{stream}", Scope::kAdmin, "delete stream", &Api::DeleteStream},
       {"GET", "/v1/streams", Scope::kRead, "list streams", &Api::ListStreams},
       // Group names may contain ':': an action is what follows the last
       // one, so the actions' patterns come before the bare group's (and a

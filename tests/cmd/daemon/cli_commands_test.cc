@@ -352,6 +352,26 @@ TEST_F(CliCommandsTest, StreamsListsAndShowsBounds) {
             cli::kExitUsage);
 }
 
+TEST_F(CliCommandsTest, StreamsDeleteRemovesTheStream) {
+  PublishN("app.gone", 2);
+  PublishN("app.kept", 1);
+  Result deleted = RunKeel({"streams", "--server", server_, "delete", "app.gone"});
+  ASSERT_EQ(deleted.code, cli::kExitOk) << deleted.err;
+  std::vector<json::object> report = JsonLines(deleted.out);
+  ASSERT_EQ(report.size(), 1u);
+  EXPECT_EQ(report[0].at("events").to_number<uint64_t>(), 2u);
+  std::vector<json::object> left = JsonLines(RunKeel({"streams", "--server", server_}).out);
+  ASSERT_EQ(left.size(), 1u);
+  EXPECT_EQ(left[0].at("stream").as_string(), "app.kept");
+
+  Result again = RunKeel({"streams", "--server", server_, "delete", "app.gone"});
+  EXPECT_EQ(again.code, cli::kExitFailure);
+  EXPECT_THAT(again.err, HasSubstr("not_found"));
+  Result misspelt = RunKeel({"streams", "--server", server_, "remove", "app.kept"});
+  EXPECT_EQ(misspelt.code, cli::kExitUsage);
+  EXPECT_EQ(JsonLines(RunKeel({"streams", "--server", server_}).out).size(), 1u);
+}
+
 TEST(CliDefaultsTest, ClientCommandsDefaultToLocalhost8080) {
   for (const char* command : {"publish", "replay", "tail", "streams"}) {
     Result r = RunKeel({command, "--help"});

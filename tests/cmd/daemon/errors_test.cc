@@ -169,7 +169,7 @@ TEST_F(ErrorsTest, MethodNotAllowedNamesThePathsMethods) {
     std::string allow;
   } cases[] = {
       {"DELETE", "/v1/streams/errs/events", "GET, POST"},
-      {"PATCH", "/v1/streams/errs", "GET, PUT"},
+      {"PATCH", "/v1/streams/errs", "DELETE, GET, PUT"},
       {"POST", "/v1/streams/errs/sse", "GET"},
       {"GET", "/v1/streams/errs/groups/g:consume", "POST"},
       {"POST", "/v1/streams/errs/groups/g", "GET"},

@@ -43,6 +43,7 @@ TEST(ApiRoutesTest, EachDocumentedRouteResolvesToItsHandlerScopeAndSegments) {
       {"GET", "/v1/streams/orders/events", "replay", Scope::kRead, {{"stream", "orders"}}},
       {"GET", "/v1/streams/orders", "bounds", Scope::kRead, {{"stream", "orders"}}},
       {"PUT", "/v1/streams/orders", "declare", Scope::kAdmin, {{"stream", "orders"}}},
+      {"DELETE", "/v1/streams/orders", "delete stream", Scope::kAdmin, {{"stream", "orders"}}},
       {"GET", "/v1/streams", "list streams", Scope::kRead, {}},
       {"GET", "/v1/streams/orders/sse", "sse", Scope::kRead, {{"stream", "orders"}}},
       {"POST", "/v1/streams/orders/groups/billing:consume", "consume", Scope::kConsume,
@@ -176,7 +177,7 @@ TEST(ApiRoutesTest, AKnownPathWithAnotherMethodIsNotAllowedNamingItsMethods) {
     std::string allow;
   } cases[] = {
       {"DELETE", "/v1/streams/s/events", "GET, POST"},
-      {"PATCH", "/v1/streams/s", "GET, PUT"},
+      {"PATCH", "/v1/streams/s", "DELETE, GET, PUT"},
       {"POST", "/v1/streams", "GET"},
       {"POST", "/v1/streams/s/sse", "GET"},
       {"GET", "/v1/streams/s/groups/g:consume", "POST"},

@@ -360,6 +360,33 @@ TEST_F(ColdTierTest, ColdStoreDownPausesTieringPublishingGoesOnAndItDrainsWhenBa
   ExpectPayloads(all, 1, 500);
 }
 
+TEST_F(ColdTierTest, DeletingAStreamDeletesItsSegmentsAndNewEventsStartAfterIt) {
+  {
+    ASSERT_OK_AND_ASSIGN(auto bus, Open());
+    ASSERT_OK(bus->Declare(kStream, StreamPolicy::Parse("hot.max_events=100").value()));
+    Publish(*bus, 1, 500);
+    ASSERT_OK(Drain(*bus));
+    ASSERT_EQ(ColdStatsOf(*bus)->segments, 4u);
+    ASSERT_FALSE(Objects().empty());
+    ASSERT_OK_AND_ASSIGN(DeletionReport report, bus->DeleteStream(kStream));
+    EXPECT_EQ(report.events, 500u);
+    EXPECT_EQ(ColdStatsOf(*bus)->segments, 0u);
+    ASSERT_OK_AND_ASSIGN(std::vector<Event> none, ReadAll(*bus, kStream));
+    EXPECT_TRUE(none.empty());
+    ASSERT_OK(Drain(*bus));  // The tiering pass deletes the retired objects.
+    EXPECT_TRUE(Objects().empty());
+  }
+  store_->Reopen();
+  ASSERT_OK_AND_ASSIGN(auto bus, Open());
+  EXPECT_FALSE(HasKey(durable::ColdSummaryKey(kStream)));
+  EXPECT_FALSE(HasKey(durable::EntryKey(kStream, 500)));
+  ASSERT_OK_AND_ASSIGN(Receipt fresh, bus->Publish(NewEvent(kStream, 1)));
+  EXPECT_EQ(fresh.sequence, 502u);
+  ASSERT_OK_AND_ASSIGN(std::vector<Event> all, ReadAll(*bus, kStream));
+  ASSERT_EQ(all.size(), 1u);
+  EXPECT_EQ(all[0].sequence, 502u);
+}
+
 TEST_F(ColdTierTest, AStoreWithColdSegmentsRefusesToOpenWithoutAColdStore) {
   {
     ASSERT_OK_AND_ASSIGN(auto bus, Open());

@@ -53,6 +53,7 @@ class ForwardingBus : public EventBus {
   absl::StatusOr<TrimReport> Trim(size_t budget) override { return inner_->Trim(budget); }
   bool NeedsTrim() const override { return inner_->NeedsTrim(); }
   ConsumerGroups* groups() override { return inner_->groups(); }
+  TieredStorage* tiers() override { return inner_->tiers(); }
   Replayer* replayer() override { return inner_->replayer(); }
   std::string DegradedReason() const override { return inner_->DegradedReason(); }
   absl::Status Close(absl::Duration drain_timeout) override { return inner_->Close(drain_timeout); }

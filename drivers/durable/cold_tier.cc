@@ -382,8 +382,16 @@ absl::Status ColdTier::TierOne(absl::string_view stream, const RetentionLimits& 
   within = !hot.Exceeded(head.count(), head.bytes, head.oldest_time, now);
   if (within) return absl::OkStatus();
   const uint64_t most = std::min<uint64_t>(budget, options_.segment_events);
-  KEEL_ASSIGN_OR_RETURN(TrimPlan plan, PlanTrim(store_, format_, stream, head, hot, now, most));
-  const uint64_t end = std::min(plan.new_first, host_.EpochEnd(stream, head.first));
+  uint64_t past_bound = 0;  // The first sequence within the hot bound, or `most` past the first.
+  if (hot.max_age == absl::ZeroDuration() && hot.max_bytes == 0) {
+    // A count bound alone says how many go without reading an entry (a
+    // plan decodes each, which cost a quarter of a tiering pass).
+    past_bound = head.first + std::min(most, head.count() - std::min(head.count(), hot.max_events));
+  } else {
+    KEEL_ASSIGN_OR_RETURN(TrimPlan plan, PlanTrim(store_, format_, stream, head, hot, now, most));
+    past_bound = plan.new_first;
+  }
+  const uint64_t end = std::min(past_bound, host_.EpochEnd(stream, head.first));
   if (end <= head.first) {
     within = true;
     return absl::OkStatus();

@@ -37,6 +37,7 @@
 #include "keel/core/replayer.h"
 #include "keel/core/stream_policy.h"
 #include "keel/core/subscription.h"
+#include "keel/core/tiered_storage.h"
 
 namespace keel {
 
@@ -124,6 +125,9 @@ class EventBus {
 
   // nullptr when the driver keeps no consumer groups.
   virtual ConsumerGroups* groups() { return nullptr; }
+
+  // nullptr unless the bus moves old events to a cold tier.
+  virtual TieredStorage* tiers() { return nullptr; }
 
   virtual absl::StatusOr<std::unique_ptr<Subscription>> Subscribe(
       const SubscribeOptions& options) = 0;

@@ -56,6 +56,7 @@ class ForwardingBus : public EventBus {
     return inner_->DeleteStream(stream);
   }
   ConsumerGroups* groups() override { return inner_->groups(); }
+  TieredStorage* tiers() override { return inner_->tiers(); }
   Replayer* replayer() override { return inner_->replayer(); }
   std::string DegradedReason() const override { return inner_->DegradedReason(); }
   absl::Status Close(absl::Duration drain_timeout) override { return inner_->Close(drain_timeout); }

@@ -20,6 +20,7 @@ std::vector<std::unique_ptr<BenchMode>> BenchModes() {
   modes.push_back(NewSseBench());
   modes.push_back(NewJetStreamBench());
   modes.push_back(NewPushBench());
+  modes.push_back(NewColdBench());
   return modes;
 }
 

@@ -1,4 +1,5 @@
-// BenchMode: one mode of `keel-bench` (storage, http, sse, jetstream, push).
+// BenchMode: one mode of `keel-bench` (storage, http, sse, jetstream, push,
+// cold).
 //
 // `keel-bench <mode> [options]` prints measured figures next to a baseline
 // measured in the same run, the ratio and the target, and PASS/MISS against
@@ -56,6 +57,7 @@ std::unique_ptr<BenchMode> NewHttpBench();       // http_bench.cc
 std::unique_ptr<BenchMode> NewSseBench();        // sse_bench.cc
 std::unique_ptr<BenchMode> NewJetStreamBench();  // jetstream_bench.cc
 std::unique_ptr<BenchMode> NewPushBench();       // push_bench.cc
+std::unique_ptr<BenchMode> NewColdBench();       // cold_bench.cc
 
 // Every mode, in the order `keel-bench --help` lists them.
 std::vector<std::unique_ptr<BenchMode>> BenchModes();

@@ -35,7 +35,6 @@
 #include "keel/core/driver_factory.h"
 #include "keel/core/logger.h"
 #include "keel/core/status_macros.h"
-#include "leveldb/write_batch.h"
 
 namespace keel::bench {
 namespace {
@@ -70,30 +69,6 @@ Event BenchEvent(const std::string& stream, uint64_t n, const std::string& pad) 
   event.content_type = "application/json";
   event.payload = absl::StrCat(R"({"n":)", n, R"(,"pad":")", pad, R"(","ts":)", SteadyNanos(), "}");
   return event;
-}
-
-// Raw LevelDB: `records` writes of `value_bytes` in WriteBatches of
-// `per_batch`, synced or not; records per second. The machine's raw rates:
-// unsynced batches of 1,000 (what a publish of the bulk events costs) and
-// synced single writes (what a consumer group's lease or commit record
-// costs: group records are always synced, so the machine's sync rate
-// bounds both the baseline and the push case).
-absl::StatusOr<double> RawWriteRate(const std::string& path, uint64_t records, uint64_t per_batch,
-                                    size_t value_bytes, bool sync) {
-  KEEL_ASSIGN_OR_RETURN(std::unique_ptr<RawLevelDb> raw, RawLevelDb::Open(path));
-  const std::string value(value_bytes, 'v');
-  leveldb::WriteOptions options;
-  options.sync = sync;
-  Stopwatch watch;
-  for (uint64_t i = 0; i < records; i += per_batch) {
-    leveldb::WriteBatch batch;
-    for (uint64_t j = i; j < i + per_batch && j < records; ++j) {
-      batch.Put(absl::StrFormat("e/%016d", j), value);
-    }
-    leveldb::Status s = raw->db().Write(options, &batch);
-    if (!s.ok()) return FromLevelDbStatus(s, path);
-  }
-  return static_cast<double>(records) / watch.Seconds();
 }
 
 absl::Status PublishBulk(EventBus& bus, const std::string& stream, uint64_t events,

@@ -3,8 +3,12 @@
 #include <filesystem>
 
 #include "absl/strings/str_cat.h"
-#include "leveldb/options.h"
+#include "absl/strings/str_format.h"
+#include "keel/cmd/keel-bench/bench_report.h"
+#include "keel/core/status_macros.h"
 #include "keel/statestore/leveldb/leveldb_store.h"
+#include "leveldb/options.h"
+#include "leveldb/write_batch.h"
 
 namespace keel::bench {
 
@@ -31,6 +35,24 @@ absl::StatusOr<std::unique_ptr<RawLevelDb>> RawLevelDb::Open(const std::string& 
   if (!status.ok()) return FromLevelDbStatus(status, path);
   raw->db_.reset(db);
   return raw;
+}
+
+absl::StatusOr<double> RawWriteRate(const std::string& path, uint64_t records, uint64_t per_batch,
+                                    size_t value_bytes, bool sync) {
+  KEEL_ASSIGN_OR_RETURN(std::unique_ptr<RawLevelDb> raw, RawLevelDb::Open(path));
+  const std::string value(value_bytes, 'v');
+  leveldb::WriteOptions options;
+  options.sync = sync;
+  Stopwatch watch;
+  for (uint64_t i = 0; i < records; i += per_batch) {
+    leveldb::WriteBatch batch;
+    for (uint64_t j = i; j < i + per_batch && j < records; ++j) {
+      batch.Put(absl::StrFormat("e/%016d", j), value);
+    }
+    leveldb::Status s = raw->db().Write(options, &batch);
+    if (!s.ok()) return FromLevelDbStatus(s, path);
+  }
+  return static_cast<double>(records) / watch.Seconds();
 }
 
 }  // namespace keel::bench

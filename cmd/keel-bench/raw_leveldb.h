@@ -3,8 +3,9 @@
 // its default write buffer and block cache, 10-bit Bloom filter, snappy), so
 // that a raw baseline and the durable driver differ only in Keel's layers.
 //
-// Used only by `keel-bench storage` for its baselines and to generate large
-// stores in the durable driver's key layout quickly.
+// Used by `keel-bench storage` for its baselines and to generate large
+// stores in the durable driver's key layout quickly, and by the modes that
+// print the machine's raw write rates beside their figures (RawWriteRate).
 //
 // Thread safety: as leveldb::DB.
 #ifndef KEEL_CMD_KEEL_BENCH_RAW_LEVELDB_H_
@@ -35,6 +36,14 @@ class RawLevelDb {
 
 // Maps a LevelDB status for messages.
 absl::Status FromLevelDbStatus(const leveldb::Status& status, const std::string& path);
+
+// Raw LevelDB at `path`: `records` writes of `value_bytes` in WriteBatches
+// of `per_batch`, synced or not; records per second. The machine's raw
+// rates: unsynced batches of 1,000 (what a bulk publish costs) and synced
+// single writes (the fsync rate, which bounds anything synced per record,
+// such as a consumer group's lease or commit).
+absl::StatusOr<double> RawWriteRate(const std::string& path, uint64_t records, uint64_t per_batch,
+                                    size_t value_bytes, bool sync);
 
 }  // namespace keel::bench
 

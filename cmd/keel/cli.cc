@@ -2,9 +2,14 @@
 
 #include <fstream>
 #include <iostream>
+#include <set>
+#include <string>
+#include <vector>
 
 #include <boost/program_options.hpp>
 
+#include "absl/strings/ascii.h"
+#include "absl/strings/string_view.h"
 #include "keel/cmd/keel/command.h"
 #include "keel/drivers/builtin_drivers.h"
 
@@ -26,9 +31,46 @@ po::options_description OptionsOf(const Command& command) {
                                   std::string(command.name()) + "`");
   options.add_options()("help,h", "show this help")(
       "config", po::value<std::string>(),
-      "read further options from this file (`key = value` lines); flags take precedence");
+      "read further options from this file (`key = value` lines; a `[section]` block sets "
+      "driver options named section.key, such as a [cold_store] block); flags take "
+      "precedence");
   command.AddOptions(options);
   return options;
+}
+
+// A `[section]` block of a config file sets driver options named
+// `section.key` (the durable driver's cold_store.endpoint, say, in a
+// [cold_store] block): each of its lines becomes a --driver-option
+// section.key=value, unless a --driver-option flag set that key (flags take
+// precedence). Any other key the command does not declare is refused, as
+// without blocks.
+void BlocksToDriverOptions(const po::options_description& options, const po::variables_map& flags,
+                           po::parsed_options& parsed) {
+  const bool takes_driver_options = options.find_nothrow("driver-option", false) != nullptr;
+  std::set<std::string> flagged;
+  if (flags.count("driver-option")) {
+    for (const std::string& assignment : flags["driver-option"].as<std::vector<std::string>>()) {
+      flagged.insert(std::string(absl::StripAsciiWhitespace(
+          absl::string_view(assignment).substr(0, assignment.find('=')))));
+    }
+  }
+  std::vector<po::option> kept;
+  for (po::option& option : parsed.options) {
+    if (option.unregistered) {
+      const std::string key = option.string_key;
+      if (!takes_driver_options || key.find('.') == std::string::npos) {
+        throw po::unknown_option(key);
+      }
+      if (flagged.count(key)) continue;
+      const std::string value = option.value.empty() ? "" : option.value.front();
+      option.string_key = "driver-option";
+      option.value = {key + "=" + value};
+      option.original_tokens = option.value;
+      option.unregistered = false;
+    }
+    kept.push_back(std::move(option));
+  }
+  parsed.options = std::move(kept);
 }
 
 // Parses flags, then the --config file. Throws po::error on bad input.
@@ -43,7 +85,9 @@ po::variables_map Parse(const Command& command, const po::options_description& o
     const std::string path = vars["config"].as<std::string>();
     std::ifstream file(path);
     if (!file) throw po::error("cannot read config file '" + path + "'");
-    po::store(po::parse_config_file(file, options), vars);
+    po::parsed_options parsed = po::parse_config_file(file, options, /*allow_unregistered=*/true);
+    BlocksToDriverOptions(options, vars, parsed);
+    po::store(parsed, vars);
   }
   po::notify(vars);
   return vars;

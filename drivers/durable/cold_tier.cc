@@ -69,6 +69,7 @@ ColdTier::ColdTier(StateStore& store, StoreFormat format, const ColdOptions& opt
       logger_(logger),
       host_(host),
       index_(store, std::move(records.summaries)),
+      cache_(2 * options.segment_bytes),
       intents_(std::move(records.intents)),
       retiring_(std::move(records.retiring)) {}
 
@@ -108,6 +109,45 @@ void ColdTier::ColdStoreWorked() {
                             " answers again: tiering resumes"));
 }
 
+absl::StatusOr<std::shared_ptr<const SegmentEntries>> ColdTier::EntriesFrom(
+    absl::string_view stream, const ColdSegment& segment, uint64_t from) {
+  if (std::shared_ptr<const SegmentEntries> cached = cache_.Find(segment.object, from)) {
+    // Served from memory only while the object is still there, whole (one
+    // stat on `fs`): a segment deleted or cut short behind Keel's back fails
+    // as a read of it would.
+    absl::StatusOr<uint64_t> size = options_.store->Size(segment.object);
+    if (!size.ok() && GetErrorKind(size.status()) == ErrorKind::kNotFound) {
+      return absl::DataLossError(absl::StrCat("is missing from ", options_.store->Describe()));
+    }
+    KEEL_RETURN_IF_ERROR(size.status());
+    if (*size != segment.object_bytes) {
+      return absl::DataLossError(absl::StrCat("holds ", *size, " bytes in ",
+                                              options_.store->Describe(), ", its record says ",
+                                              segment.object_bytes));
+    }
+    return cached;
+  }
+  cold_reads_.fetch_add(1);
+  KEEL_ASSIGN_OR_RETURN(SegmentReader reader,
+                        SegmentReader::Open(*options_.store, segment.object, segment.object_bytes));
+  const SegmentHeader& header = reader.header();
+  if (header.first != segment.first || header.last != segment.last || header.stream != stream) {
+    return absl::DataLossError(
+        absl::StrCat("cold segment ", segment.object, " in ", options_.store->Describe(), " holds ",
+                     header.stream, " [", header.first, ", ", header.last, "], its record says [",
+                     segment.first, ", ", segment.last, "]"));
+  }
+  KEEL_ASSIGN_OR_RETURN(std::vector<SegmentEntry> read, reader.ReadFrom(from));
+  if (read.empty() || read.front().sequence != from) {
+    return absl::DataLossError(absl::StrCat("gave no event ", from));
+  }
+  auto entries = std::make_shared<SegmentEntries>();
+  entries->entries = std::move(read);
+  for (const SegmentEntry& entry : entries->entries) entries->bytes += entry.value.size();
+  cache_.Insert(segment.object, entries);
+  return entries;
+}
+
 absl::StatusOr<uint64_t> ColdTier::ReadFrom(absl::string_view stream, uint64_t from, uint64_t to,
                                             uint64_t hot_first, ReadSink& sink, bool& stopped) {
   stopped = false;
@@ -131,21 +171,8 @@ absl::StatusOr<uint64_t> ColdTier::ReadFrom(absl::string_view stream, uint64_t f
     return absl::DataLossError(
         absl::StrCat("stream '", stream, "': event ", from, " is in no cold segment"));
   }
-  cold_reads_.fetch_add(1);
-  absl::StatusOr<std::vector<SegmentEntry>> entries =
-      [&]() -> absl::StatusOr<std::vector<SegmentEntry>> {
-    KEEL_ASSIGN_OR_RETURN(
-        SegmentReader reader,
-        SegmentReader::Open(*options_.store, segment->object, segment->object_bytes));
-    const SegmentHeader& header = reader.header();
-    if (header.first != segment->first || header.last != segment->last || header.stream != stream) {
-      return absl::DataLossError(
-          absl::StrCat("cold segment ", segment->object, " in ", options_.store->Describe(),
-                       " holds ", header.stream, " [", header.first, ", ", header.last,
-                       "], its record says [", segment->first, ", ", segment->last, "]"));
-    }
-    return reader.ReadFrom(from);
-  }();
+  absl::StatusOr<std::shared_ptr<const SegmentEntries>> entries =
+      EntriesFrom(stream, *segment, from);
   if (!entries.ok()) {
     // Expired and deleted while this read ran: the events are gone by
     // retention, which the caller's bounds explain.
@@ -160,8 +187,10 @@ absl::StatusOr<uint64_t> ColdTier::ReadFrom(absl::string_view stream, uint64_t f
     return absl::DataLossError(absl::StrCat("stream '", stream, "': cold segment ", segment->object,
                                             ": ", entries.status().message()));
   }
+  const SegmentEntries& held = **entries;
   uint64_t next = from;
-  for (const SegmentEntry& entry : *entries) {
+  for (size_t i = from - held.first(); i < held.entries.size(); ++i) {
+    const SegmentEntry& entry = held.entries[i];
     if (entry.sequence != next) {
       return absl::DataLossError(absl::StrCat("stream '", stream, "': cold segment ",
                                               segment->object, " gave event ", entry.sequence,
@@ -353,8 +382,16 @@ absl::Status ColdTier::TierOne(absl::string_view stream, const RetentionLimits& 
   within = !hot.Exceeded(head.count(), head.bytes, head.oldest_time, now);
   if (within) return absl::OkStatus();
   const uint64_t most = std::min<uint64_t>(budget, options_.segment_events);
-  KEEL_ASSIGN_OR_RETURN(TrimPlan plan, PlanTrim(store_, format_, stream, head, hot, now, most));
-  const uint64_t end = std::min(plan.new_first, host_.EpochEnd(stream, head.first));
+  uint64_t past_bound = 0;  // The first sequence within the hot bound, or `most` past the first.
+  if (hot.max_age == absl::ZeroDuration() && hot.max_bytes == 0) {
+    // A count bound alone says how many go without reading an entry (a
+    // plan decodes each, which cost a quarter of a tiering pass).
+    past_bound = head.first + std::min(most, head.count() - std::min(head.count(), hot.max_events));
+  } else {
+    KEEL_ASSIGN_OR_RETURN(TrimPlan plan, PlanTrim(store_, format_, stream, head, hot, now, most));
+    past_bound = plan.new_first;
+  }
+  const uint64_t end = std::min(past_bound, host_.EpochEnd(stream, head.first));
   if (end <= head.first) {
     within = true;
     return absl::OkStatus();

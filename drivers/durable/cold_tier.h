@@ -26,7 +26,9 @@
 //
 // Reads: ReadFrom feeds entries of the live segments in order; a segment
 // that is missing, short or corrupt is kDataLoss naming the object, one the
-// store cannot serve kUnavailable naming it, never skipped.
+// store cannot serve kUnavailable naming it, never skipped. The segments
+// read last stay in a small cache (segment_cache.h), so that the pages of a
+// sequential replay read each segment from the store once.
 //
 // Thread safety: Maintain and Recover run on one thread at a time (the
 // trimmer's); reads and summaries from any thread; Stage*/Committed* under
@@ -53,6 +55,7 @@
 #include "keel/drivers/durable/cold_index.h"
 #include "keel/drivers/durable/durable_bus.h"
 #include "keel/drivers/durable/key_layout.h"
+#include "keel/drivers/durable/segment_cache.h"
 #include "keel/statestore/state_store.h"
 
 namespace keel::durable {
@@ -145,6 +148,12 @@ class ColdTier {
   }
 
  private:
+  // The entries of `segment` from `from` on: from the segment cache, or
+  // else read from the cold store (a cold read: opened, its header checked
+  // against its record, its blocks checked) and cached.
+  absl::StatusOr<std::shared_ptr<const SegmentEntries>> EntriesFrom(absl::string_view stream,
+                                                                    const ColdSegment& segment,
+                                                                    uint64_t from);
   absl::Status TierOne(absl::string_view stream, const RetentionLimits& hot, absl::Time now,
                        uint64_t budget, TierReport& report, bool& within);
   absl::Status ResolveIntent(absl::string_view stream, const ColdSegment& intent);
@@ -160,6 +169,7 @@ class ColdTier {
   Logger& logger_;
   TierHost& host_;
   ColdIndex index_;
+  SegmentCache cache_;  // Of the segments read last: sequential replays read each once.
 
   mutable Mutex mu_;
   absl::flat_hash_map<std::string, ColdSegment> intents_ ABSL_GUARDED_BY(mu_);

@@ -64,9 +64,9 @@ absl::StatusOr<std::shared_ptr<ColdStore>> ColdStoreFromConfig(const Config& con
 }
 
 std::optional<ColdStats> ColdStatsOf(EventBus& bus) {
-  auto* tiering = dynamic_cast<durable::TieringBus*>(&bus);
-  if (tiering == nullptr) return std::nullopt;
-  return tiering->Stats();
+  TieredStorage* tiers = bus.tiers();
+  if (tiers == nullptr) return std::nullopt;
+  return tiers->Stats();
 }
 
 absl::StatusOr<std::unique_ptr<EventBus>> OpenDurableBus(std::shared_ptr<StateStore> store,

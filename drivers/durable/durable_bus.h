@@ -31,6 +31,7 @@
 #include "keel/core/config.h"
 #include "keel/core/driver_factory.h"
 #include "keel/core/event_bus.h"
+#include "keel/core/tiered_storage.h"
 #include "keel/statestore/state_store.h"
 
 namespace keel {
@@ -59,17 +60,6 @@ struct ColdOptions {
   absl::Duration orphan_sweep_interval = absl::Minutes(10);
   // Tests: called after each step; an error stops the pass there.
   std::function<absl::Status(TierStep step, absl::string_view stream)> fault;
-};
-
-// What the cold tier did since open, and holds.
-struct ColdStats {
-  uint64_t segments = 0;         // Live segments.
-  uint64_t object_bytes = 0;     // Their objects' bytes.
-  uint64_t uploads = 0;          // Segments uploaded and made live.
-  uint64_t upload_failures = 0;  // Uploads the cold store refused or failed.
-  uint64_t cold_reads = 0;       // Segment reads.
-  uint64_t expired_segments = 0;
-  bool paused = false;  // The cold store is failing: tiering waits.
 };
 
 enum class SyncMode {
@@ -102,8 +92,8 @@ struct DurableOptions {
 // store).
 absl::StatusOr<DurableOptions> DurableOptionsFromConfig(const Config& config);
 
-// The cold tier's figures of a bus OpenDurableBus returned with a cold
-// store; nullopt for any other bus.
+// The cold tier's figures of a bus with a cold tier (EventBus::tiers());
+// nullopt for any other bus.
 std::optional<ColdStats> ColdStatsOf(EventBus& bus);
 
 // The cold store option "cold_store" names: "fs:<directory>", or "s3" with

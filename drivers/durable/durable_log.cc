@@ -5,6 +5,7 @@
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "keel/core/errors.h"
+#include "keel/core/publish_validation.h"
 #include "keel/core/status_macros.h"
 #include "keel/drivers/durable/dedupe_index.h"
 #include "keel/drivers/durable/store_metadata.h"
@@ -98,6 +99,25 @@ absl::StatusOr<LogBounds> DurableLog::Bounds(absl::string_view stream) {
   KEEL_RETURN_IF_ERROR(verifier_.Ensure(stream));
   if (Headless(stream)) KEEL_RETURN_IF_ERROR(AdoptHeadless(stream));
   return TotalBounds(stream, CurrentHead(stream));
+}
+
+absl::StatusOr<StreamTiers> DurableLog::TiersOf(absl::string_view stream) {
+  KEEL_RETURN_IF_ERROR(ValidateStreamName(stream));
+  KEEL_RETURN_IF_ERROR(verifier_.Ensure(stream));
+  Head head = CurrentHead(stream);
+  if (!head.started()) {
+    KEEL_RETURN_IF_ERROR(AdoptHeadless(stream));
+    head = CurrentHead(stream);
+  }
+  StreamTiers tiers;
+  tiers.hot_first_sequence = head.first;
+  if (cold_ == nullptr) return tiers;
+  const ColdSummary cold = cold_->SummaryOf(stream);
+  if (cold.empty()) return tiers;
+  tiers.cold_first_sequence = cold.first;
+  tiers.cold_segments = cold.segments;
+  tiers.cold_bytes = cold.object_bytes;
+  return tiers;
 }
 
 LogBounds DurableLog::TotalBounds(absl::string_view stream, const Head& head) const {

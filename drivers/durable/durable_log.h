@@ -87,6 +87,9 @@ class DurableLog final : public StreamLog, private TierHost {
 
   // The cold tier (null without a cold store).
   ColdTier* cold() { return cold_.get(); }
+  // Where the stream's events are: its hot window's first sequence and its
+  // live segments (none without a cold store). Checks the stream as Bounds.
+  absl::StatusOr<StreamTiers> TiersOf(absl::string_view stream);
   // One tiering pass over the streams whose hot bound `hot_of` gives.
   absl::StatusOr<TierReport> Tier(const std::function<RetentionLimits(absl::string_view)>& hot_of,
                                   absl::Time now, uint64_t budget);

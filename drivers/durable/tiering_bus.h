@@ -2,7 +2,8 @@
 // trimmer calls with a budget, also runs a tiering pass (cold_tier.h):
 // recovery of unfinished steps, streams past their hot window moved to
 // cold segments, expired objects deleted; NeedsTrim also says when that has
-// work. Everything else is the inner bus's.
+// work. It is the bus's TieredStorage (tiers()): each stream's hot and cold
+// bounds, and the tier's figures. Everything else is the inner bus's.
 //
 // A cold store that fails pauses tiering without failing Trim (the tier
 // warned once and counts it); publishing is unaffected.
@@ -15,11 +16,12 @@
 
 #include "keel/core/clock.h"
 #include "keel/core/forwarding_bus.h"
+#include "keel/core/tiered_storage.h"
 #include "keel/drivers/durable/durable_log.h"
 
 namespace keel::durable {
 
-class TieringBus final : public ForwardingBus {
+class TieringBus final : public ForwardingBus, public TieredStorage {
  public:
   // `log` is the inner bus's log, owned by it.
   TieringBus(std::unique_ptr<EventBus> inner, DurableLog* log, Clock* clock)
@@ -28,7 +30,13 @@ class TieringBus final : public ForwardingBus {
   absl::StatusOr<TrimReport> Trim(size_t budget) override;
   bool NeedsTrim() const override;
 
-  ColdStats Stats() const { return log_->cold()->Stats(); }
+  TieredStorage* tiers() override { return this; }
+
+  // TieredStorage.
+  absl::StatusOr<StreamTiers> TiersOf(absl::string_view stream) override {
+    return log_->TiersOf(stream);
+  }
+  ColdStats Stats() const override { return log_->cold()->Stats(); }
 
  private:
   RetentionLimits HotOf(absl::string_view stream) const;

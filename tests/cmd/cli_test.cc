@@ -8,6 +8,7 @@
 #include <boost/program_options/options_description.hpp>
 #include <boost/program_options/parsers.hpp>
 #include <boost/program_options/variables_map.hpp>
+#include <filesystem>
 #include <fstream>
 #include <map>
 #include <memory>
@@ -15,6 +16,7 @@
 #include <string>
 #include <vector>
 
+#include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "keel/cmd/keel/command.h"
 #include "keel/core/driver_factory.h"
@@ -358,6 +360,33 @@ TEST(CliTest, ConfigFileErrorsAreUsageErrors) {
   Result bad = RunKeel({"selftest", "--config", unknown});
   EXPECT_EQ(bad.code, kExitUsage);
   EXPECT_THAT(bad.err, HasSubstr("no_such_key"));
+}
+
+// A [section] block sets the driver's options named section.key: here the
+// durable driver's store.path, where the selftest's events then are.
+TEST(CliTest, ConfigFileBlocksSetDriverOptions) {
+  testing::TempDir dir;
+  const std::string config = WriteFile(
+      dir, "keel.conf",
+      absl::StrCat("driver = durable\nstore = leveldb\n[store]\npath = ", dir.Sub("from-block"),
+                   "\n"));
+  Result r = RunKeel({"selftest", "--config", config});
+  EXPECT_EQ(r.code, kExitOk) << r.err;
+  EXPECT_TRUE(std::filesystem::exists(dir.Sub("from-block") + "/CURRENT")) << r.out;
+
+  // A --driver-option flag for the same key takes precedence.
+  Result flagged = RunKeel(
+      {"selftest", "--config", config, "--driver-option", "store.path=" + dir.Sub("from-flag")});
+  EXPECT_EQ(flagged.code, kExitOk) << flagged.err;
+  EXPECT_TRUE(std::filesystem::exists(dir.Sub("from-flag") + "/CURRENT"));
+
+  // A block key the driver does not declare is refused by its full name.
+  const std::string unknown = WriteFile(dir, "unknown.conf",
+                                        "driver = durable\nstore = memory\n[cold_store]\n"
+                                        "no_such_option = 1\n");
+  Result bad = RunKeel({"selftest", "--config", unknown});
+  EXPECT_NE(bad.code, kExitOk);
+  EXPECT_THAT(bad.err, HasSubstr("cold_store.no_such_option"));
 }
 
 TEST(CliTest, VersionPrintsTheVersion) {

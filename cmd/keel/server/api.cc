@@ -1,6 +1,7 @@
 #include "keel/cmd/keel/server/api.h"
 
 #include <algorithm>
+#include <optional>
 
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
@@ -88,8 +89,8 @@ HttpResponse Api::Health(const HttpRequest&, const RouteParams&) {
 }
 
 HttpResponse Api::MetricsText(const HttpRequest&, const RouteParams&) {
-  HttpResponse response =
-      JsonResponse(200, metrics_.Render() + GroupLagMetrics(bus_) + PushMetrics());
+  HttpResponse response = JsonResponse(
+      200, metrics_.Render() + ColdTierMetrics(bus_) + GroupLagMetrics(bus_) + PushMetrics());
   response.content_type = "text/plain; version=0.0.4";
   return response;
 }
@@ -139,7 +140,13 @@ HttpResponse Api::Bounds(const HttpRequest&, const RouteParams& params) {
   if (!info.ok()) return Error(info.status(), stream);
   absl::StatusOr<StreamPolicy> policy = bus_.PolicyOf(stream);
   if (!policy.ok()) return Error(policy.status(), stream);
-  std::string body = StreamInfoJson(*info);
+  std::optional<StreamTiers> tiers;
+  if (bus_.tiers() != nullptr) {
+    absl::StatusOr<StreamTiers> found = bus_.tiers()->TiersOf(stream);
+    if (!found.ok()) return Error(found.status(), stream);
+    tiers = *found;
+  }
+  std::string body = StreamInfoJson(*info, tiers ? &*tiers : nullptr);
   body.pop_back();  // Extend the object with the policy in force.
   absl::StrAppend(&body, ",\"policy\":", PolicyJson(*policy), "}");
   return JsonResponse(200, std::move(body));
@@ -191,7 +198,15 @@ HttpResponse Api::ListStreams(const HttpRequest& request, const RouteParams&) {
                   [](const StreamInfo& a, const StreamInfo& b) { return a.stream == b.stream; }),
       all.end());
   if (all.size() > *limit) all.resize(*limit);
-  return JsonResponse(200, StreamListJson(all));
+  std::vector<StreamTiers> tiers;
+  if (bus_.tiers() != nullptr) {
+    for (const StreamInfo& info : all) {
+      absl::StatusOr<StreamTiers> found = bus_.tiers()->TiersOf(info.stream);
+      if (!found.ok()) return ErrorResponse(found.status());
+      tiers.push_back(*found);
+    }
+  }
+  return JsonResponse(200, StreamListJson(all, tiers));
 }
 
 HttpResponse Api::Ready(const HttpRequest&, const RouteParams&) {

@@ -1,5 +1,7 @@
 #include "keel/cmd/keel/server/json_codec.h"
 
+#include <algorithm>
+
 #include <boost/json.hpp>
 
 #include "absl/strings/escaping.h"
@@ -251,21 +253,36 @@ std::string PageJson(const ReplayPage& page, absl::string_view stream, uint64_t 
   return out;
 }
 
-std::string StreamInfoJson(const StreamInfo& info) {
+std::string StreamInfoJson(const StreamInfo& info, const StreamTiers* tiers) {
   std::string out = absl::StrCat(
       "{\"stream\":", JsonString(info.stream), ",\"firstSequence\":", info.first_sequence,
       ",\"lastSequence\":", info.last_sequence, ",\"count\":", info.count,
       ",\"bytes\":", info.bytes, ",\"head\":\"", info.head.Encode(), "\"");
   if (info.count > 0) absl::StrAppend(&out, ",\"oldestTime\":\"", FormatRfc3339(info.oldest_time), "\"");
+  if (tiers != nullptr) {
+    // The bounds and the tiers are read one after the other: a tiering or a
+    // publish in between must not make a count wrap.
+    const uint64_t next = info.last_sequence + 1;
+    const uint64_t hot_first = std::min(tiers->hot_first_sequence, next);
+    absl::StrAppend(&out, ",\"hot\":{\"firstSequence\":", hot_first,
+                    ",\"count\":", next - hot_first, "}");
+    if (tiers->has_cold()) {
+      const uint64_t cold_first = std::min(tiers->cold_first_sequence, hot_first);
+      absl::StrAppend(&out, ",\"cold\":{\"firstSequence\":", cold_first,
+                      ",\"count\":", hot_first - cold_first, ",\"segments\":", tiers->cold_segments,
+                      ",\"bytes\":", tiers->cold_bytes, "}");
+    }
+  }
   out.push_back('}');
   return out;
 }
 
-std::string StreamListJson(const std::vector<StreamInfo>& infos) {
+std::string StreamListJson(const std::vector<StreamInfo>& infos,
+                           const std::vector<StreamTiers>& tiers) {
   std::string out = "{\"streams\":[";
   for (size_t i = 0; i < infos.size(); ++i) {
     if (i > 0) out.push_back(',');
-    out += StreamInfoJson(infos[i]);
+    out += StreamInfoJson(infos[i], tiers.empty() ? nullptr : &tiers[i]);
   }
   out += "]}";
   return out;

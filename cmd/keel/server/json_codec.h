@@ -19,6 +19,7 @@
 #include "keel/core/event.h"
 #include "keel/core/event_bus.h"
 #include "keel/core/replayer.h"
+#include "keel/core/tiered_storage.h"
 
 namespace keel::server {
 
@@ -43,8 +44,13 @@ std::string ReceiptJson(const Receipt& receipt);
 void AppendReceiptJson(const Receipt& receipt, std::string& out);
 std::string ReceiptsJson(absl::Span<const Receipt> receipts);
 std::string PageJson(const ReplayPage& page, absl::string_view stream, uint64_t epoch);
-std::string StreamInfoJson(const StreamInfo& info);
-std::string StreamListJson(const std::vector<StreamInfo>& infos);
+// With `tiers` (a bus with a cold tier, EventBus::tiers()) the object also
+// says where the stream's events are: "hot" (firstSequence, count) and,
+// once some are cold, "cold" (firstSequence, count, segments, bytes).
+std::string StreamInfoJson(const StreamInfo& info, const StreamTiers* tiers = nullptr);
+// `tiers`, when not empty, holds one entry for each of `infos`.
+std::string StreamListJson(const std::vector<StreamInfo>& infos,
+                           const std::vector<StreamTiers>& tiers = {});
 
 // A JSON string literal (quoted and escaped); bytes that do not form UTF-8
 // become U+FFFD, so the literal is always valid JSON.

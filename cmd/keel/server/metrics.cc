@@ -18,6 +18,12 @@ void Single(std::string& out, absl::string_view name, absl::string_view type,
   absl::StrAppend(&out, name, " ", value.load(std::memory_order_relaxed), "\n");
 }
 
+void Single(std::string& out, absl::string_view name, absl::string_view type,
+            absl::string_view help, uint64_t value) {
+  Header(out, name, type, help);
+  absl::StrAppend(&out, name, " ", value, "\n");
+}
+
 }  // namespace
 
 void LatencyHistogram::Observe(absl::Duration latency) {
@@ -101,6 +107,27 @@ std::string Metrics::Render() const {
                           "Publish request latency inside the daemon.", out);
   store_write_latency_.Render("keel_store_write_latency_seconds",
                               "Latency of one group-commit write to the state store.", out);
+  return out;
+}
+
+std::string ColdTierMetrics(EventBus& bus) {
+  std::string out;
+  if (bus.tiers() == nullptr) return out;
+  const ColdStats stats = bus.tiers()->Stats();
+  Single(out, "keel_cold_segments", "gauge", "Live cold segments (all streams).", stats.segments);
+  Single(out, "keel_cold_bytes", "gauge", "Bytes of the live cold segments' objects.",
+         stats.object_bytes);
+  Single(out, "keel_cold_uploads_total", "counter",
+         "Segments uploaded to the cold store and made live.", stats.uploads);
+  Single(out, "keel_cold_upload_failures_total", "counter",
+         "Segment uploads the cold store refused or failed (tiering pauses and retries).",
+         stats.upload_failures);
+  Single(out, "keel_cold_reads_total", "counter",
+         "Cold segments read (replays below the hot window).", stats.cold_reads);
+  Single(out, "keel_cold_expired_segments_total", "counter", "Cold segments expired by retention.",
+         stats.expired_segments);
+  Single(out, "keel_cold_paused", "gauge",
+         "1 while the cold store is failing and tiering waits, else 0.", stats.paused ? 1 : 0);
   return out;
 }
 

@@ -15,6 +15,7 @@
 
 #include "absl/strings/string_view.h"
 #include "absl/time/time.h"
+#include "keel/core/event_bus.h"
 
 namespace keel::server {
 
@@ -86,6 +87,10 @@ class Metrics {
   LatencyHistogram publish_latency_;
   LatencyHistogram store_write_latency_;
 };
+
+// The cold tier's figures (EventBus::tiers()) in the same format; empty for
+// a bus without a cold tier.
+std::string ColdTierMetrics(EventBus& bus);
 
 }  // namespace keel::server
 

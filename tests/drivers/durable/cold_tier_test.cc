@@ -331,6 +331,31 @@ TEST_F(ColdTierTest, ASegmentDeletedOrTruncatedBehindKeelsBackFailsLoudlyNamingI
   ExpectPayloads(page.events, 201, 400);
 }
 
+// The pages of a sequential replay start inside the segment the previous
+// page stopped in: each segment is read from the cold store once, not once a
+// page (ColdStats::cold_reads, keel_cold_reads_total in the daemon).
+TEST_F(ColdTierTest, APagedReplayReadsEachSegmentOnce) {
+  ASSERT_OK_AND_ASSIGN(auto bus, Open());
+  ASSERT_OK(bus->Declare(kStream, StreamPolicy::Parse("hot.max_events=100").value()));
+  Publish(*bus, 1, 400);
+  ASSERT_OK(Drain(*bus));
+  ASSERT_EQ(ColdStatsOf(*bus)->segments, 3u);
+  const uint64_t reads_before = ColdStatsOf(*bus)->cold_reads;
+
+  std::vector<Event> all;
+  ReplayRequest request;
+  request.stream = kStream;
+  request.limit = 10;
+  while (true) {
+    ASSERT_OK_AND_ASSIGN(ReplayPage page, bus->replayer()->Replay(request));
+    all.insert(all.end(), page.events.begin(), page.events.end());
+    if (page.reached_end) break;
+    request.after = Position::After(page.next);
+  }
+  ExpectPayloads(all, 1, 400);
+  EXPECT_EQ(ColdStatsOf(*bus)->cold_reads - reads_before, 3u);
+}
+
 TEST_F(ColdTierTest, ColdStoreDownPausesTieringPublishingGoesOnAndItDrainsWhenBack) {
   ASSERT_OK_AND_ASSIGN(auto bus, Open());
   ASSERT_OK(bus->Declare(kStream, StreamPolicy::Parse("hot.max_events=100").value()));

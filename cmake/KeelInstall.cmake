@@ -48,6 +48,7 @@ set(KEEL_PUBLIC_HEADERS
   core/stream_log.h
   core/stream_policy.h
   core/subscription.h
+  core/tiered_storage.h
   drivers/builtin_drivers.h
   statestore/state_store.h)
 foreach(header IN LISTS KEEL_PUBLIC_HEADERS)

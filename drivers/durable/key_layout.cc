@@ -56,7 +56,7 @@ constexpr uint8_t kHeadVersion = 1;
 constexpr size_t kMetaSize = 1 + 8 + 4;  // Without earlier epochs (8 bytes each).
 constexpr char kEpochStartPrefix = 'P';
 constexpr uint8_t kEpochStartVersion = 1;
-constexpr size_t kEpochStartSize = 1 + 8 + 4;
+constexpr size_t kSequenceRecordSize = 1 + 8 + 4;  // Epoch start, incarnation.
 constexpr char kIncarnationPrefix = 'N';
 constexpr uint8_t kIncarnationVersion = 1;
 constexpr size_t kHeadSize = 1 + 8 * 4 + 4;
@@ -198,35 +198,43 @@ absl::StatusOr<StoreMeta> DecodeMeta(absl::string_view value) {
   return meta;
 }
 
-std::string EncodeEpochStart(uint64_t first) {
-  std::string out(1, static_cast<char>(kEpochStartVersion));
-  AppendBigEndian64(out, first);
+namespace {
+
+// Epoch starts and incarnations: a version byte and one sequence, sealed.
+std::string EncodeSequenceRecord(uint8_t version, uint64_t sequence) {
+  std::string out(1, static_cast<char>(version));
+  AppendBigEndian64(out, sequence);
   Seal(out);
   return out;
+}
+
+absl::StatusOr<uint64_t> DecodeSequenceRecord(absl::string_view what,
+                                              bool (*known_version)(uint8_t),
+                                              absl::string_view value) {
+  KEEL_RETURN_IF_ERROR(Unseal(what, value, kSequenceRecordSize, known_version));
+  const uint64_t sequence = DecodeBigEndian64(value.substr(1));
+  if (sequence == 0) return absl::DataLossError(absl::StrCat(what, " record names sequence 0"));
+  return sequence;
+}
+
+}  // namespace
+
+std::string EncodeEpochStart(uint64_t first) {
+  return EncodeSequenceRecord(kEpochStartVersion, first);
 }
 
 absl::StatusOr<uint64_t> DecodeEpochStart(absl::string_view value) {
-  KEEL_RETURN_IF_ERROR(Unseal("epoch start", value, kEpochStartSize,
-                              [](uint8_t version) { return version == kEpochStartVersion; }));
-  const uint64_t first = DecodeBigEndian64(value.substr(1));
-  if (first == 0) return absl::DataLossError("epoch start record names sequence 0");
-  return first;
+  return DecodeSequenceRecord(
+      "epoch start", [](uint8_t version) { return version == kEpochStartVersion; }, value);
 }
 
-// Same shape as an epoch start: one sequence, sealed.
 std::string EncodeIncarnation(uint64_t start) {
-  std::string out(1, static_cast<char>(kIncarnationVersion));
-  AppendBigEndian64(out, start);
-  Seal(out);
-  return out;
+  return EncodeSequenceRecord(kIncarnationVersion, start);
 }
 
 absl::StatusOr<uint64_t> DecodeIncarnation(absl::string_view value) {
-  KEEL_RETURN_IF_ERROR(Unseal("incarnation", value, kEpochStartSize,
-                              [](uint8_t version) { return version == kIncarnationVersion; }));
-  const uint64_t start = DecodeBigEndian64(value.substr(1));
-  if (start == 0) return absl::DataLossError("incarnation record names sequence 0");
-  return start;
+  return DecodeSequenceRecord(
+      "incarnation", [](uint8_t version) { return version == kIncarnationVersion; }, value);
 }
 
 std::string EncodeOpenMarker(const OpenMarker& marker) {

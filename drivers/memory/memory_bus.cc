@@ -24,10 +24,12 @@ struct Ring {
   uint64_t first ABSL_GUARDED_BY(mu) = 1;  // Sequence of events.front().
   uint64_t next ABSL_GUARDED_BY(mu) = 1;   // Sequence the next event gets.
   uint64_t bytes ABSL_GUARDED_BY(mu) = 0;
-  uint64_t incarnation_start ABSL_GUARDED_BY(mu) = 0;  // LogBounds::incarnation.
-  // Deleted and not appended to since: not listed. The ring itself stays,
-  // since readers hold it without rings_mu_, and keeps the incarnation.
-  bool deleted ABSL_GUARDED_BY(mu) = false;
+  uint64_t incarnation_start ABSL_GUARDED_BY(mu) = 0;  // LogBounds::incarnation_start.
+  // The ring of a deleted stream stays (readers hold it without rings_mu_)
+  // and keeps its incarnation's start; it is listed again once appended to.
+  bool ListedLocked() const ABSL_SHARED_LOCKS_REQUIRED(mu) {
+    return incarnation_start == 0 || next > incarnation_start + 1;
+  }
 };
 
 // The memory driver's storage: a ring per stream, bounded by `limits`
@@ -108,7 +110,7 @@ absl::StatusOr<std::vector<std::pair<std::string, LogBounds>>> MemoryLog::List(
   for (auto& [name, ring] : matches) {
     if (listed.size() >= limit) break;
     ReaderMutexLock lock(&ring->mu);
-    if (!ring->deleted) listed.emplace_back(std::move(name), BoundsLocked(*ring));
+    if (ring->ListedLocked()) listed.emplace_back(std::move(name), BoundsLocked(*ring));
   }
   return listed;
 }
@@ -139,7 +141,6 @@ absl::Status MemoryLog::Append(absl::Span<const LogAppend> group) {
       ring.events.push_back(std::make_shared<const Event>(event));
     }
     ring.next += part.events.size();
-    ring.deleted = false;
     // The ring's bounds keep at least the newest event, even one alone over
     // the byte bound.
     while (ring.events.size() > 1 && (ring.events.size() > limits_.max_events_per_stream ||
@@ -170,7 +171,6 @@ absl::Status MemoryLog::DeleteStream(absl::string_view stream) {
   ring->bytes = 0;
   ring->incarnation_start = ring->next;
   ring->first = ring->next = ring->incarnation_start + 1;
-  ring->deleted = true;
   return absl::OkStatus();
 }
 

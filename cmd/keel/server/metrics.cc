@@ -11,17 +11,16 @@ void Header(std::string& out, absl::string_view name, absl::string_view type,
   absl::StrAppend(&out, "# HELP ", name, " ", help, "\n# TYPE ", name, " ", type, "\n");
 }
 
-template <typename T>
-void Single(std::string& out, absl::string_view name, absl::string_view type,
-            absl::string_view help, const std::atomic<T>& value) {
-  Header(out, name, type, help);
-  absl::StrAppend(&out, name, " ", value.load(std::memory_order_relaxed), "\n");
-}
-
 void Single(std::string& out, absl::string_view name, absl::string_view type,
             absl::string_view help, uint64_t value) {
   Header(out, name, type, help);
   absl::StrAppend(&out, name, " ", value, "\n");
+}
+
+template <typename T>
+void Single(std::string& out, absl::string_view name, absl::string_view type,
+            absl::string_view help, const std::atomic<T>& value) {
+  Single(out, name, type, help, static_cast<uint64_t>(value.load(std::memory_order_relaxed)));
 }
 
 }  // namespace

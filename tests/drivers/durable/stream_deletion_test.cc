@@ -104,6 +104,24 @@ TEST_P(InterruptedDeletionTest, PublishesWaitForItAndTheNextOpenFinishesIt) {
   EXPECT_EQ(again.sequence, 12u);
 }
 
+TEST_F(InterruptedDeletionTest, DeletingAgainFinishesAHalfDoneDeletion) {
+  ASSERT_OK_AND_ASSIGN(auto bus, Open());
+  Populate(*bus);
+  // The last write, the tombstone's delete: all else is gone, and only the
+  // tombstone says the deletion is unfinished.
+  store_->FailNthWrite(kDeletionWrites, absl::UnavailableError("disk full"));
+  EXPECT_THAT(bus->DeleteStream("s").status(), StatusIs(absl::StatusCode::kUnavailable));
+  store_->ClearWriteFaults();
+  ASSERT_OK_AND_ASSIGN(DeletionReport finished, bus->DeleteStream("s"));
+  EXPECT_THAT(finished.streams, ::testing::Contains("s"));
+  ASSERT_OK_AND_ASSIGN(std::vector<Event> events, ReadAll(*bus, "s"));
+  EXPECT_THAT(events, IsEmpty());
+  EXPECT_THAT(KeysFrom("Xdeleting/"), IsEmpty());
+  ASSERT_OK_AND_ASSIGN(Receipt fresh, bus->Publish(Keyed()));
+  EXPECT_FALSE(fresh.duplicate);
+  EXPECT_EQ(fresh.sequence, 12u);
+}
+
 INSTANTIATE_TEST_SUITE_P(EachWrite, InterruptedDeletionTest,
                          ::testing::Range(1, kDeletionWrites + 2));
 

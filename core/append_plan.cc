@@ -6,7 +6,7 @@
 
 namespace keel {
 
-absl::StatusOr<AppendPlan> PlanAppend(const std::vector<Event>& events,
+absl::StatusOr<AppendPlan> PlanAppend(absl::Span<const Event> events,
                                       const AppendRequest& request, uint64_t last_sequence,
                                       DedupeLookup lookup) {
   AppendPlan plan;
@@ -35,23 +35,31 @@ absl::StatusOr<AppendPlan> PlanAppend(const std::vector<Event>& events,
   return plan;
 }
 
-std::vector<Receipt> PlannedReceipts(const AppendPlan& plan, const std::vector<Event>& events,
-                                     absl::string_view stream, uint64_t epoch) {
-  std::vector<Receipt> receipts(events.size());
+void ForEachPlannedReceipt(const AppendPlan& plan, absl::Span<const Event> events,
+                           absl::string_view stream, uint64_t epoch,
+                           absl::FunctionRef<void(Receipt)> take) {
   auto receipt = [&](uint64_t sequence, const std::string& id, bool duplicate) {
     return Receipt{std::string(stream), sequence, Cursor::For(stream, epoch, sequence), id,
                    duplicate};
   };
   for (size_t i = 0; i < events.size(); ++i) {
     if (plan.earlier[i]) {
-      receipts[i] = receipt(plan.earlier[i]->sequence, plan.earlier[i]->id, true);
+      take(receipt(plan.earlier[i]->sequence, plan.earlier[i]->id, true));
     } else if (plan.same_batch[i]) {
       const Event& first = events[*plan.same_batch[i]];
-      receipts[i] = receipt(first.sequence, first.id, true);
+      take(receipt(first.sequence, first.id, true));
     } else {
-      receipts[i] = receipt(events[i].sequence, events[i].id, false);
+      take(receipt(events[i].sequence, events[i].id, false));
     }
   }
+}
+
+std::vector<Receipt> PlannedReceipts(const AppendPlan& plan, absl::Span<const Event> events,
+                                     absl::string_view stream, uint64_t epoch) {
+  std::vector<Receipt> receipts;
+  receipts.reserve(events.size());
+  ForEachPlannedReceipt(plan, events, stream, epoch,
+                        [&](Receipt receipt) { receipts.push_back(std::move(receipt)); });
   return receipts;
 }
 

@@ -18,10 +18,12 @@
 #include <string>
 #include <vector>
 
+#include "absl/container/inlined_vector.h"
 #include "absl/functional/function_ref.h"
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
 #include "absl/time/time.h"
+#include "absl/types/span.h"
 #include "keel/core/event.h"
 #include "keel/core/event_bus.h"
 
@@ -42,25 +44,32 @@ struct DedupeHit {
 
 using DedupeLookup = absl::FunctionRef<std::optional<DedupeHit>(absl::string_view key)>;
 
+// Inline room for one event: a single-event publish plans without
+// allocating.
 struct AppendPlan {
   // Per event: set when the event is a duplicate of an earlier publish.
-  std::vector<std::optional<DedupeHit>> earlier;
+  absl::InlinedVector<std::optional<DedupeHit>, 1> earlier;
   // Per event: set when it repeats the key of an earlier event of the batch.
-  std::vector<std::optional<size_t>> same_batch;
+  absl::InlinedVector<std::optional<size_t>, 1> same_batch;
   // Indexes of the events to append, in order.
-  std::vector<size_t> append;
+  absl::InlinedVector<size_t, 1> append;
 };
 
 // kConflict (with ConflictInfo) when events are to be appended and
 // `request.expected_last_sequence` differs from `last_sequence`.
-absl::StatusOr<AppendPlan> PlanAppend(const std::vector<Event>& events,
+absl::StatusOr<AppendPlan> PlanAppend(absl::Span<const Event> events,
                                       const AppendRequest& request, uint64_t last_sequence,
                                       DedupeLookup lookup);
 
 // The receipts of a planned batch once the appended events (at their
 // indexes in `events`) carry their sequences.
-std::vector<Receipt> PlannedReceipts(const AppendPlan& plan, const std::vector<Event>& events,
+std::vector<Receipt> PlannedReceipts(const AppendPlan& plan, absl::Span<const Event> events,
                                      absl::string_view stream, uint64_t epoch);
+// The same, each receipt handed to `take` in order (into a container that
+// need not allocate).
+void ForEachPlannedReceipt(const AppendPlan& plan, absl::Span<const Event> events,
+                           absl::string_view stream, uint64_t epoch,
+                           absl::FunctionRef<void(Receipt)> take);
 
 }  // namespace keel
 

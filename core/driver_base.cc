@@ -75,11 +75,19 @@ Receipt DriverBase::MakeReceipt(const Event& event) const {
 }
 
 absl::StatusOr<Receipt> DriverBase::Publish(Event event, const PublishOptions& options) {
-  std::string stream = event.stream;
+  KEEL_RETURN_IF_ERROR(Enter());
+  absl::Cleanup leave = [this] { Leave(); };
+  const std::string stream = event.stream;  // The event moves on; the name stays here.
+  KEEL_ASSIGN_OR_RETURN(AppendRequest request,
+                        PrepareAppend(stream, absl::MakeSpan(&event, 1), options));
+  return AppendOne(stream, std::move(event), request);
+}
+
+absl::StatusOr<Receipt> DriverBase::AppendOne(absl::string_view stream, Event event,
+                                              const AppendRequest& request) {
   std::vector<Event> events;
   events.push_back(std::move(event));
-  KEEL_ASSIGN_OR_RETURN(std::vector<Receipt> receipts,
-                        PublishBatch(stream, std::move(events), options));
+  KEEL_ASSIGN_OR_RETURN(std::vector<Receipt> receipts, Append(stream, std::move(events), request));
   return std::move(receipts.front());
 }
 
@@ -88,7 +96,8 @@ absl::StatusOr<std::vector<Receipt>> DriverBase::PublishBatch(absl::string_view 
                                                               const PublishOptions& options) {
   KEEL_RETURN_IF_ERROR(Enter());
   absl::Cleanup leave = [this] { Leave(); };
-  KEEL_ASSIGN_OR_RETURN(AppendRequest request, PrepareAppend(stream, events, options));
+  KEEL_ASSIGN_OR_RETURN(AppendRequest request,
+                        PrepareAppend(stream, absl::MakeSpan(events), options));
   return Append(stream, std::move(events), request);
 }
 
@@ -99,7 +108,7 @@ void DriverBase::PublishBatchAsync(absl::string_view stream, std::vector<Event> 
   // Until AppendAsync has taken `done`, an exception (a host's redactor,
   // say) must not leave it counted.
   absl::Cleanup leave = [this] { Leave(); };
-  absl::StatusOr<AppendRequest> request = PrepareAppend(stream, events, options);
+  absl::StatusOr<AppendRequest> request = PrepareAppend(stream, absl::MakeSpan(events), options);
   if (!request.ok()) return done(request.status());
   AppendAsync(stream, std::move(events), *request,
               [this, done = std::move(done)](absl::StatusOr<std::vector<Receipt>> receipts) {
@@ -110,7 +119,7 @@ void DriverBase::PublishBatchAsync(absl::string_view stream, std::vector<Event> 
 }
 
 absl::StatusOr<AppendRequest> DriverBase::PrepareAppend(absl::string_view stream,
-                                                        std::vector<Event>& events,
+                                                        absl::Span<Event> events,
                                                         const PublishOptions& options) {
   if (deleter_->Deleting(stream)) {
     return Unavailable(absl::StrCat("stream '", stream,

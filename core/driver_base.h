@@ -80,6 +80,11 @@ class DriverBase : public EventBus, public Replayer {
   virtual absl::StatusOr<std::vector<Receipt>> Append(absl::string_view stream,
                                                       std::vector<Event> events,
                                                       const AppendRequest& request) = 0;
+  // Append of a single event (EventBus::Publish). The default makes it a
+  // batch of one; a driver overrides it when it can store one event
+  // without the batch's vectors.
+  virtual absl::StatusOr<Receipt> AppendOne(absl::string_view stream, Event event,
+                                            const AppendRequest& request);
   // Append answered through `done` (see EventBus::PublishBatchAsync). The
   // default calls Append; a driver that overrides it so that it does not
   // wait for storage says so with AppendsAsync().
@@ -125,7 +130,7 @@ class DriverBase : public EventBus, public Replayer {
  private:
   // Checks and prepares `events` for Append (PrepareForPublish under the
   // stream's policy): the request to append them with.
-  absl::StatusOr<AppendRequest> PrepareAppend(absl::string_view stream, std::vector<Event>& events,
+  absl::StatusOr<AppendRequest> PrepareAppend(absl::string_view stream, absl::Span<Event> events,
                                               const PublishOptions& options);
   std::unique_ptr<StreamDeleter> NewDeleter();
   // Counts a publish or trim in flight; kClosed once Close began.

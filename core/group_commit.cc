@@ -48,29 +48,24 @@ bool GroupCommitter::EnqueueLocked(QueuedCommit& append) {
 }
 
 GroupCommitter::State GroupCommitter::AwaitTurn(QueuedCommit& append) {
-  std::atomic<uint32_t>& slot = wake_[append.wake_slot];
   for (int i = 0; i < kSpins; ++i) {
     if (uint32_t state = append.state.load(std::memory_order_acquire); state != kWaiting) {
       return static_cast<State>(state);
     }
     CpuRelax();
   }
-  while (true) {
-    // Read the slot before the state: a SetState after this read changes the
-    // slot, so wait() returns at once instead of missing the wake-up.
-    const uint32_t seen = slot.load(std::memory_order_acquire);
-    if (uint32_t state = append.state.load(std::memory_order_acquire); state != kWaiting) {
-      return static_cast<State>(state);
-    }
-    slot.wait(seen, std::memory_order_acquire);
-  }
+  uint32_t state = kWaiting;
+  wake_[append.wake_slot].Wait([&] {
+    state = append.state.load(std::memory_order_seq_cst);
+    return state != kWaiting;
+  });
+  return static_cast<State>(state);
 }
 
 void GroupCommitter::SetState(QueuedCommit& member, State state) {
-  std::atomic<uint32_t>& slot = wake_[member.wake_slot];
-  member.state.store(state, std::memory_order_release);  // Last touch of `member`.
-  slot.fetch_add(1, std::memory_order_release);
-  slot.notify_all();
+  WakeSlot& slot = wake_[member.wake_slot];
+  member.state.store(state, std::memory_order_seq_cst);  // Last touch of `member`.
+  slot.Wake();
 }
 
 void GroupCommitter::Linger(std::unique_lock<std::mutex>& lock) {
@@ -114,7 +109,7 @@ absl::Status GroupCommitter::Lead(QueuedCommit& append) {
   std::unique_lock<std::mutex> lock(mu_);
   Linger(lock);
   absl::Status status;
-  const std::vector<QueuedCommit*> group = CommitFront(lock, status);
+  const Group group = CommitFront(lock, status);
   returning_ = group.size();
   QueuedCommit* next = nullptr;
   bool wake = false;
@@ -141,7 +136,7 @@ void GroupCommitter::RunCommitter() {
     committer_cv_.wait(lock, [this] { return committer_active_ || stopping_; });
     if (!committer_active_) return;  // Stopping, with nothing queued.
     absl::Status status;
-    const std::vector<QueuedCommit*> group = CommitFront(lock, status);
+    const Group group = CommitFront(lock, status);
     returning_ = 0;  // The committer does not linger: it has no members to wait for.
     QueuedCommit* next = nullptr;
     if (queue_.empty() || !CommitterTakesFront()) {
@@ -155,10 +150,10 @@ void GroupCommitter::RunCommitter() {
   }
 }
 
-std::vector<QueuedCommit*> GroupCommitter::CommitFront(std::unique_lock<std::mutex>& lock,
-                                                        absl::Status& status) {
+GroupCommitter::Group GroupCommitter::CommitFront(std::unique_lock<std::mutex>& lock,
+                                                  absl::Status& status) {
   // Take a prefix of the queue within the byte budget (always >= 1).
-  std::vector<QueuedCommit*> group;
+  Group group;
   size_t bytes = 0;
   for (QueuedCommit* member : queue_) {
     if (!group.empty() && bytes + member->bytes > max_group_bytes_) break;

@@ -18,10 +18,11 @@
 // never lingers: it is the only member of the previous group, so it is back as soon as it queues.
 // Fast commits (no fsync) never linger.
 //
-// Waiting: followers block on an atomic word (a futex), not a condition
-// variable, and the leader wakes its group after releasing the queue lock:
-// with tens of publishers per commit, each hand-off was several futex calls
-// under a contended lock.
+// Waiting: followers spin briefly, then sleep on a futex (core/wake_slot.h),
+// not a condition variable, and the leader wakes its group after releasing
+// the queue lock: with tens of publishers per commit, each hand-off was
+// several futex calls under a contended lock. A member that is still
+// spinning when its group is done costs its leader no system call.
 //
 // Asynchronous members and the committer thread: SubmitAsync queues an
 // append that has no thread waiting for it; its `done` is called with the
@@ -58,6 +59,8 @@
 #include "absl/strings/string_view.h"
 #include "absl/types/span.h"
 #include "absl/base/thread_annotations.h"
+#include "absl/container/inlined_vector.h"
+#include "keel/core/wake_slot.h"
 
 namespace keel {
 
@@ -99,7 +102,10 @@ class GroupCommitter {
 
  private:
   enum State : uint32_t { kWaiting = 0, kDone = 1, kLead = 2 };
-  // Followers sleep on one of these words, never on their own QueuedCommit:
+  // A group's members: inline up to a size most groups stay within, so a
+  // commit allocates nothing for its list.
+  using Group = absl::InlinedVector<QueuedCommit*, 16>;
+  // Followers sleep on one of these slots, never on their own QueuedCommit:
   // a member may return (and free its append) as soon as it sees kDone, so
   // the leader must not touch the append after setting it. Collisions only
   // cause spurious wake-ups.
@@ -111,7 +117,7 @@ class GroupCommitter {
   void Linger(std::unique_lock<std::mutex>& lock);
   absl::Status Lead(QueuedCommit& append);
   // Commits a prefix of the queue; returns it, with the queue lock held again.
-  std::vector<QueuedCommit*> CommitFront(std::unique_lock<std::mutex>& lock, absl::Status& status);
+  Group CommitFront(std::unique_lock<std::mutex>& lock, absl::Status& status);
   // Whether the committer thread, rather than the member at the queue's
   // front, commits next after the last commit.
   bool CommitterTakesFront() const;
@@ -125,7 +131,7 @@ class GroupCommitter {
 
   const size_t max_group_bytes_;
   const CommitFn commit_;
-  std::array<std::atomic<uint32_t>, kWakeSlots> wake_{};
+  std::array<WakeSlot, kWakeSlots> wake_{};
 
   // A plain mutex: it is held for a few pointer operations only, never
   // during a commit.

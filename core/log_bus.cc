@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "absl/container/flat_hash_map.h"
+#include "absl/container/inlined_vector.h"
 #include "absl/strings/str_cat.h"
 #include "keel/core/dedupe_table.h"
 #include "keel/core/driver_base.h"
@@ -30,17 +31,32 @@ struct Op : QueuedCommit {
   absl::Status rejected;
 };
 
+// Inline room for one event and its receipt: a single-event publish
+// (AppendOne) allocates no vector of its own.
+using Events = absl::InlinedVector<Event, 1>;
+using Receipts = absl::InlinedVector<Receipt, 1>;
+
 struct AppendOp : Op {
-  AppendOp(absl::string_view stream, std::vector<Event> events, const AppendRequest& request)
-      : Op(OpKind::kAppend), stream(stream), events(std::move(events)), request(request) {
-    for (const Event& event : this->events) bytes += event.ApproximateSize();
+  AppendOp(absl::string_view stream, std::vector<Event> batch, const AppendRequest& request)
+      : Op(OpKind::kAppend), stream(stream), request(request) {
+    events.reserve(batch.size());
+    for (Event& event : batch) events.push_back(std::move(event));
+    CountBytes();
+  }
+  AppendOp(absl::string_view stream, Event event, const AppendRequest& request)
+      : Op(OpKind::kAppend), stream(stream), request(request) {
+    events.push_back(std::move(event));
+    CountBytes();
+  }
+  void CountBytes() {
+    for (const Event& event : events) bytes += event.ApproximateSize();
   }
   std::string stream;
-  std::vector<Event> events;  // After the commit: only the appended ones.
+  Events events;  // After the commit: only the appended ones.
   AppendRequest request;
   std::unique_ptr<PreparedRecords> prepared;
-  std::vector<LogKey> keys;       // Filled by the commit.
-  std::vector<Receipt> receipts;  // Filled by the commit.
+  std::vector<LogKey> keys;  // Filled by the commit.
+  Receipts receipts;         // Filled by the commit.
 };
 
 struct TrimOp : Op {
@@ -152,6 +168,8 @@ class LogBus final : public DriverBase {
  protected:
   absl::StatusOr<std::vector<Receipt>> Append(absl::string_view stream, std::vector<Event> events,
                                               const AppendRequest& request) override;
+  absl::StatusOr<Receipt> AppendOne(absl::string_view stream, Event event,
+                                    const AppendRequest& request) override;
   void AppendAsync(absl::string_view stream, std::vector<Event> events,
                    const AppendRequest& request, PublishDone done) override;
   bool AppendsAsync() const override { return log_->AppendsMayBlock(); }
@@ -161,15 +179,26 @@ class LogBus final : public DriverBase {
   absl::Status DeleteEvents(absl::string_view stream, uint64_t incarnation_start) override;
 
  private:
-  // What one commit group has staged so far, per stream.
+  // What one commit group has staged so far, per stream. One is reused by
+  // every commit (cleared, it keeps its memory): a commit allocates nothing
+  // for its bookkeeping.
   struct GroupStage {
+    void Clear() {
+      bounds.clear();
+      last_time.clear();
+      keys.clear();
+      appended.clear();
+      parts.clear();
+    }
     absl::flat_hash_map<absl::string_view, LogBounds> bounds;
     absl::flat_hash_map<absl::string_view, absl::Time> last_time;
     absl::flat_hash_map<std::string, DedupeHit> keys;  // KeyOf(stream, key).
     std::vector<AppendOp*> appended;
+    std::vector<LogAppend> parts;  // What goes to StreamLog::Append.
   };
 
   static absl::StatusOr<std::vector<Receipt>> Outcome(AppendOp& op, absl::Status status);
+  absl::Status Submit(AppendOp& op);
   absl::Status Commit(absl::Span<QueuedCommit* const> group);
   absl::Status CommitAppends(GroupStage& stage);
   void ApplyMaintenance(Op& op);
@@ -198,6 +227,7 @@ class LogBus final : public DriverBase {
   absl::flat_hash_map<std::string, absl::Time> last_time_;
   // Committing thread only: the keys of a log that does not keep them.
   absl::flat_hash_map<std::string, DedupeTable> tables_;
+  GroupStage stage_;  // Committing thread only.
   GroupCommitter committer_;  // Last: its thread stops before the rest goes.
 };
 
@@ -205,8 +235,23 @@ absl::StatusOr<std::vector<Receipt>> LogBus::Append(absl::string_view stream,
                                                     std::vector<Event> events,
                                                     const AppendRequest& request) {
   AppendOp op(stream, std::move(events), request);
+  return Outcome(op, Submit(op));
+}
+
+absl::StatusOr<Receipt> LogBus::AppendOne(absl::string_view stream, Event event,
+                                          const AppendRequest& request) {
+  AppendOp op(stream, std::move(event), request);
+  KEEL_RETURN_IF_ERROR(Submit(op));
+  return std::move(op.receipts.front());
+}
+
+// Encodes on the publisher's thread, then waits for the group's commit;
+// the op's own refusal (a conflict, say) wins over the group's status.
+absl::Status LogBus::Submit(AppendOp& op) {
   op.prepared = log_->Prepare(op.events);
-  return Outcome(op, committer_.Submit(op));
+  absl::Status status = committer_.Submit(op);
+  KEEL_RETURN_IF_ERROR(op.rejected);
+  return status;
 }
 
 void LogBus::AppendAsync(absl::string_view stream, std::vector<Event> events,
@@ -225,14 +270,16 @@ void LogBus::AppendAsync(absl::string_view stream, std::vector<Event> events,
 absl::StatusOr<std::vector<Receipt>> LogBus::Outcome(AppendOp& op, absl::Status status) {
   KEEL_RETURN_IF_ERROR(op.rejected);
   KEEL_RETURN_IF_ERROR(status);
-  return std::move(op.receipts);
+  return std::vector<Receipt>(std::make_move_iterator(op.receipts.begin()),
+                              std::make_move_iterator(op.receipts.end()));
 }
 
 absl::Status LogBus::Commit(absl::Span<QueuedCommit* const> group) {
   // Maintenance first: a key collected and published again in one group
   // stays, and a trim planned before this group's appends cuts only what
   // it planned.
-  GroupStage stage;
+  GroupStage& stage = stage_;
+  stage.Clear();
   for (QueuedCommit* member : group) {
     Op& op = static_cast<Op&>(*member);
     if (op.kind != OpKind::kAppend) ApplyMaintenance(op);
@@ -305,8 +352,7 @@ absl::Status LogBus::DeleteEvents(absl::string_view stream, uint64_t incarnation
 
 absl::Status LogBus::CommitAppends(GroupStage& stage) {
   if (stage.appended.empty()) return absl::OkStatus();
-  std::vector<LogAppend> parts;
-  parts.reserve(stage.appended.size());
+  std::vector<LogAppend>& parts = stage.parts;
   for (AppendOp* op : stage.appended) {
     parts.push_back(LogAppend{op->stream, op->events, op->keys, op->prepared.get()});
   }
@@ -396,7 +442,9 @@ absl::Status LogBus::StageAppend(GroupStage& stage, AppendOp& op) {
     event.sequence = bounds.next++;
     bounds.bytes += event.ApproximateSize();
   }
-  op.receipts = PlannedReceipts(plan, op.events, op.stream, epoch_);
+  op.receipts.clear();
+  ForEachPlannedReceipt(plan, op.events, op.stream, epoch_,
+                        [&](Receipt receipt) { op.receipts.push_back(std::move(receipt)); });
   if (!as_prepared) op.prepared.reset();
   Remember(op, plan, stage);
   *staged = bounds;
@@ -406,7 +454,7 @@ absl::Status LogBus::StageAppend(GroupStage& stage, AppendOp& op) {
 // Keeps only the appended events, and lists the keys to remember with them.
 void LogBus::Remember(AppendOp& op, const AppendPlan& plan, GroupStage& stage) {
   if (plan.append.size() != op.events.size()) {
-    std::vector<Event> appended;
+    Events appended;
     appended.reserve(plan.append.size());
     for (size_t i : plan.append) appended.push_back(std::move(op.events[i]));
     op.events = std::move(appended);

@@ -116,7 +116,7 @@ absl::Status ValidateEvent(absl::string_view stream, size_t index, const Event& 
   return ExplainInvalidEvent(stream, index, event, limits);
 }
 
-absl::Status ValidateBatch(absl::string_view stream, const std::vector<Event>& events,
+absl::Status ValidateBatch(absl::string_view stream, absl::Span<const Event> events,
                            const PublishLimits& limits) {
   KEEL_RETURN_IF_ERROR(ValidateStreamName(stream));
   if (events.empty()) return InvalidArgument("a publish needs at least one event");
@@ -179,13 +179,14 @@ std::string NewEventId(absl::Time now) {
   return std::string(id, kEventIdLength);
 }
 
-absl::Status PrepareForPublish(absl::string_view stream, std::vector<Event>& events,
+absl::Status PrepareForPublish(absl::string_view stream, absl::Span<Event> events,
                                const Clock& clock, const Redactor* redactor,
                                const PublishLimits& limits) {
   KEEL_RETURN_IF_ERROR(ValidateBatch(stream, events, limits));
   absl::Time now = clock.Now();
   for (Event& event : events) {
-    event.stream = std::string(stream);
+    // Assigned in place: keeps the string's own buffer.
+    if (event.stream != stream) event.stream.assign(stream.data(), stream.size());
     event.time = now;
     if (event.id.empty()) event.id = NewEventId(now);
     if (redactor != nullptr) {

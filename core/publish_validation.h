@@ -11,10 +11,11 @@
 
 #include <cstddef>
 #include <string>
-#include "absl/strings/string_view.h"
 #include <vector>
 
 #include "absl/status/status.h"
+#include "absl/strings/string_view.h"
+#include "absl/types/span.h"
 #include "keel/core/clock.h"
 #include "keel/core/event.h"
 #include "keel/core/redactor.h"
@@ -38,9 +39,14 @@ std::string NewEventId(absl::Time now);
 // Validates and fills `events` for a publish to `stream` (an event's own
 // stream must be empty or equal). kInvalidArgument / kPayloadTooLarge name
 // the offending event index and field.
-absl::Status PrepareForPublish(absl::string_view stream, std::vector<Event>& events,
+absl::Status PrepareForPublish(absl::string_view stream, absl::Span<Event> events,
                                const Clock& clock, const Redactor* redactor,
                                const PublishLimits& limits);
+inline absl::Status PrepareForPublish(absl::string_view stream, std::vector<Event>& events,
+                                      const Clock& clock, const Redactor* redactor,
+                                      const PublishLimits& limits) {
+  return PrepareForPublish(stream, absl::MakeSpan(events), clock, redactor, limits);
+}
 
 }  // namespace keel
 

@@ -13,6 +13,8 @@ packages=(
   libgtest-dev libgmock-dev libbenchmark-dev
   nats-server libnats-dev
   chromium redis-server redis-tools curl openssl
+  # keel-bench http: a third-party HTTP load generator beside Keel's own.
+  wrk
   # scripts/fuzz.sh: clang 14 and its runtimes (libFuzzer, ASan, UBSan).
   clang-14 libclang-rt-14-dev
 )

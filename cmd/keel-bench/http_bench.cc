@@ -56,6 +56,7 @@
 #include "keel/cmd/keel-bench/bench_process.h"
 #include "keel/cmd/keel-bench/bench_report.h"
 #include "keel/cmd/keel-bench/http_load.h"
+#include "keel/cmd/keel-bench/wrk_load.h"
 #include "keel/cmd/keel/server/api.h"
 #include "keel/cmd/keel/server/metrics.h"
 #include "keel/cmd/keel/server/server.h"
@@ -101,6 +102,9 @@ struct HttpOptions {
   std::vector<std::string> syncs = {"none", "always"};
   int rounds = 3;
   int slices = 4;
+  std::string wrk = "auto";  // auto (when installed), on, off.
+  std::string wrk_path;      // Found by RunAll; empty: no wrk rows.
+  std::string script_dir;    // Where RunAll has wrk's script written.
 };
 
 template <typename T>
@@ -130,6 +134,10 @@ absl::StatusOr<HttpOptions> OptionsFrom(const po::variables_map& vars) {
   o.pipeline = vars["http-redis-pipeline"].as<int>();
   o.rounds = Pick<int>(vars, "http-rounds", q, 1);
   o.slices = Pick<int>(vars, "http-slices", q, 2);  // Both orders, in the smoke test too.
+  o.wrk = vars["http-wrk"].as<std::string>();
+  if (o.wrk != "auto" && o.wrk != "on" && o.wrk != "off") {
+    return absl::InvalidArgumentError(absl::StrCat("--http-wrk: '", o.wrk, "' is not auto, on or off"));
+  }
   const std::string syncs = vars["http-syncs"].as<std::string>();
   o.syncs.clear();
   for (absl::string_view s : absl::StrSplit(syncs, ',', absl::SkipEmpty())) {
@@ -441,12 +449,12 @@ struct CaseSpec {
   std::string body;
   uint64_t events = 1;
   double seconds = 0;  // Keel's counted time over all slices.
-  std::string redis_label, keel_label;
+  std::string redis_label, keel_label, wrk_label;
 };
 
-// A case's rates, events/s.
+// A case's rates, events/s (wrk: Keel driven by wrk; 0 without it).
 struct CaseRates {
-  double redis = 0, keel = 0;
+  double redis = 0, keel = 0, wrk = 0;
 };
 
 // A daemon and its baseline, kept up for a round; see RunRound.
@@ -462,11 +470,12 @@ class RoundServers {
   // Runs `spec` in --http-slices slices, Redis first, then Keel first, ...,
   // each followed by settling charged to its side, and prints its lines.
   absl::StatusOr<CaseRates> RunCase(const CaseSpec& spec, std::ostream& out) {
-    CaseTotals redis, keel;
+    CaseTotals redis, keel, wrk;
     for (int slice = 0; slice < o_.slices; ++slice) {
       const bool redis_first = slice % 2 == 0;
       if (redis_first) KEEL_RETURN_IF_ERROR(RedisSlice(spec, redis));
       KEEL_RETURN_IF_ERROR(KeelSlice(spec, slice, keel));
+      KEEL_RETURN_IF_ERROR(WrkSlice(spec, wrk));
       if (!redis_first) KEEL_RETURN_IF_ERROR(RedisSlice(spec, redis));
     }
     if (keel.events == 0) {
@@ -474,7 +483,8 @@ class RoundServers {
     }
     if (redis_ != nullptr) ReportCase(spec.redis_label, redis, out);
     ReportCase(spec.keel_label, keel, out);
-    return CaseRates{redis.Rate(), keel.Rate()};
+    if (!o_.wrk_path.empty()) ReportCase(spec.wrk_label, wrk, out);
+    return CaseRates{redis.Rate(), keel.Rate(), wrk.Rate()};
   }
 
   // Events the daemon answered 201, warm-ups included.
@@ -498,6 +508,43 @@ class RoundServers {
                                          spec.seconds / o_.slices, warmup, acknowledged_));
     totals.Add(part);
     totals.Add(Settle(settle_at_most_));
+    return absl::OkStatus();
+  }
+
+  // Keel driven by wrk. wrk leaves uncounted the requests in flight when
+  // it stops, so the events acknowledged are what the stream gained.
+  absl::Status WrkSlice(const CaseSpec& spec, CaseTotals& totals) {
+    if (o_.wrk_path.empty()) return absl::OkStatus();
+    KEEL_ASSIGN_OR_RETURN(const StreamInfo before, daemon_.bus().replayer()->Bounds(kStream));
+    WrkOptions wrk{.wrk_path = o_.wrk_path,
+                   .url = absl::StrCat("http://127.0.0.1:", daemon_.port(), "/v1/streams/",
+                                       kStream, "/events"),
+                   .body = spec.body,
+                   .threads = o_.client_threads,
+                   .connections = o_.connections,
+                   .seconds = spec.seconds / o_.slices,
+                   .script_dir = o_.script_dir};
+    const double cpu_before = ProcessCpuSeconds(0);
+    KEEL_ASSIGN_OR_RETURN(const WrkResult result, RunWrk(wrk));
+    const double server_cpu = ProcessCpuSeconds(0) - cpu_before;
+    if (result.bad_responses > 0 || result.socket_errors > 0) {
+      return absl::InternalError(absl::StrCat("wrk: ", result.bad_responses, " non-2xx responses, ",
+                                              result.socket_errors, " socket errors"));
+    }
+    CaseTotals slice;
+    slice.events = static_cast<double>(result.requests * spec.events);
+    slice.seconds = result.seconds;
+    slice.server_cpu = server_cpu;
+    slice.client_cpu = result.client_cpu_seconds;
+    totals.Add(slice);
+    totals.Add(Settle(settle_at_most_));
+    KEEL_ASSIGN_OR_RETURN(const StreamInfo after, daemon_.bus().replayer()->Bounds(kStream));
+    if (after.last_sequence < before.last_sequence + result.requests * spec.events) {
+      return absl::InternalError(absl::StrCat("wrk counted ", result.requests * spec.events,
+                                              " events answered, the stream gained ",
+                                              after.last_sequence - before.last_sequence));
+    }
+    acknowledged_ += after.last_sequence - before.last_sequence;
     return absl::OkStatus();
   }
 
@@ -536,7 +583,9 @@ absl::StatusOr<RoundRates> RunRound(const HttpOptions& o, const std::string& syn
                        .seconds = o.seconds,
                        .redis_label = redis_label,
                        .keel_label = absl::StrCat("keel sync=", sync, ", 1 event/request, ",
-                                                  o.connections, " conn")},
+                                                  o.connections, " conn"),
+                       .wrk_label = absl::StrCat("keel sync=", sync, ", 1 event/request, wrk -c",
+                                                 o.connections)},
                       out));
   std::string batch_body = "[";
   for (uint64_t i = 0; i < o.batch; ++i) {
@@ -553,7 +602,9 @@ absl::StatusOr<RoundRates> RunRound(const HttpOptions& o, const std::string& syn
                        .seconds = o.batch_seconds,
                        .redis_label = absl::StrCat(redis_label, " -P ", o.pipeline),
                        .keel_label = absl::StrCat("keel sync=", sync, ", ", o.batch,
-                                                  " events/request, ", o.connections, " conn")},
+                                                  " events/request, ", o.connections, " conn"),
+                       .wrk_label = absl::StrCat("keel sync=", sync, ", ", o.batch,
+                                                 " events/request, wrk -c", o.connections)},
                       out));
   KEEL_ASSIGN_OR_RETURN(StreamInfo info, daemon.bus().replayer()->Bounds(kStream));
   const uint64_t acknowledged = servers.acknowledged();
@@ -582,7 +633,7 @@ class PairedRates {
 
   // Medians; the ratio is the median of the per-round ratios, not the ratio
   // of the medians.
-  ResultRow Row(std::string label, const std::string& baseline_label) const {
+  ResultRow Row(std::string label, const std::string& baseline_label, double target = 1.0) const {
     ResultRow r;
     r.label = std::move(label);
     r.figure = EventsPerSecond(Median(keel_));
@@ -594,7 +645,7 @@ class PairedRates {
     r.ratio = Median(ratios_);
     r.ratio_suffix = "x";
     r.goal = ResultRow::Goal::kAtLeast;
-    r.target = 1.0;
+    r.target = target;
     return r;
   }
 
@@ -640,6 +691,8 @@ class HttpBench final : public BenchMode {
         ("http-slices", po::value<int>()->default_value(4),
          "slices each case of a round is cut into, alternating between Redis and Keel "
          "(an even count gives each the first turn as often; --quick: 2)")
+        ("http-wrk", po::value<std::string>()->default_value("auto"),
+         "also drive keel with wrk: auto (when wrk is on PATH), on, off")
         ("http-syncs", po::value<std::string>()->default_value("none,always"),
          "keel sync modes to run (none pairs with AOF everysec, always with AOF always)");
     // clang-format on
@@ -673,15 +726,19 @@ class HttpBench final : public BenchMode {
   }
 
  private:
-  absl::Status RunAll(const HttpOptions& o, std::ostream& out, bool& baseline_missing) const;
+  absl::Status RunAll(HttpOptions o, std::ostream& out, bool& baseline_missing) const;
 };
 
-absl::Status HttpBench::RunAll(const HttpOptions& o, std::ostream& out,
-                               bool& baseline_missing) const {
+absl::Status HttpBench::RunAll(HttpOptions o, std::ostream& out, bool& baseline_missing) const {
   absl::StatusOr<std::unique_ptr<ScratchDir>> scratch =
       ScratchDir::Create(o.dir, "keel-bench-http", o.keep);
   if (!scratch.ok()) return scratch.status();
   const std::string root = (*scratch)->path();
+  o.script_dir = root;
+  if (o.wrk != "off") o.wrk_path = FindProgram("wrk");
+  if (o.wrk == "on" && o.wrk_path.empty()) {
+    return absl::FailedPreconditionError("--http-wrk=on but wrk is not on PATH");
+  }
 
   const std::string redis_server = FindProgram("redis-server");
   const std::string redis_benchmark = FindProgram("redis-benchmark");
@@ -705,6 +762,10 @@ absl::Status HttpBench::RunAll(const HttpOptions& o, std::ostream& out,
       << "  baseline: "
       << (baseline_missing ? std::string("MISSING (redis-server / redis-benchmark not on PATH)")
                            : redis_version)
+      << "\n  third-party load: "
+      << (o.wrk_path.empty() ? std::string("none (wrk not on PATH or --http-wrk=off)")
+                             : absl::StrCat("wrk -t", o.client_threads, " -c", o.connections,
+                                            ", POST of the same bodies"))
       << "\n  machine: " << std::thread::hardware_concurrency()
       << " CPUs, shared by the server, the clients and redis\n";
 
@@ -713,7 +774,7 @@ absl::Status HttpBench::RunAll(const HttpOptions& o, std::ostream& out,
   for (const std::string& sync : o.syncs) {
     const std::string aof = AofFor(sync);
     out << "\n[sync=" << sync << " vs AOF " << aof << "]\n" << std::flush;
-    PairedRates single, batch;
+    PairedRates single, batch, wrk_single, wrk_batch;
     for (int round = 1; round <= o.rounds; ++round) {
       std::string suffix;
       if (o.rounds > 1) {
@@ -744,11 +805,23 @@ absl::Status HttpBench::RunAll(const HttpOptions& o, std::ostream& out,
       }
       single.Add(rates->single.keel, redis_single);
       batch.Add(rates->batch.keel, redis_pipelined);
+      wrk_single.Add(rates->single.wrk, redis_single);
+      wrk_batch.Add(rates->batch.wrk, redis_pipelined);
     }
     table.Add(single.Row(absl::StrCat("publish sync=", sync, ", 1 ev/req, c=", o.connections),
                          absl::StrCat("XADD AOF ", aof, " c=", o.connections)));
     table.Add(batch.Row(
         absl::StrCat("publish sync=", sync, ", ", o.batch, " ev/req, c=", o.connections),
+        absl::StrCat("XADD AOF ", aof, " c=", o.connections, " P=", o.pipeline)));
+    if (o.wrk_path.empty()) continue;
+    // By a third-party client against Redis's own: the headline figure of
+    // single-event publishes (a 10% lead, where Keel's client costs less
+    // CPU than redis-benchmark).
+    table.Add(wrk_single.Row(
+        absl::StrCat("publish sync=", sync, ", 1 ev/req, wrk -c", o.connections),
+        absl::StrCat("XADD AOF ", aof, " c=", o.connections), sync == "none" ? 1.1 : 1.0));
+    table.Add(wrk_batch.Row(
+        absl::StrCat("publish sync=", sync, ", ", o.batch, " ev/req, wrk -c", o.connections),
         absl::StrCat("XADD AOF ", aof, " c=", o.connections, " P=", o.pipeline)));
   }
 

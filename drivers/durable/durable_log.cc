@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "absl/container/inlined_vector.h"
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "keel/core/errors.h"
@@ -17,7 +18,8 @@ namespace {
 // Entries encoded on the publisher's thread: the committer only moves them
 // into its batch.
 struct PreparedEntries final : PreparedRecords {
-  std::vector<std::string> values;  // One per event, in order.
+  // One per event, in order; a single event's inline.
+  absl::InlinedVector<std::string, 1> values;
 };
 
 }  // namespace
@@ -287,9 +289,19 @@ absl::Status DurableLog::StageAppend(GroupState& state, const LogAppend& part) {
   return absl::OkStatus();
 }
 
+void DurableLog::GroupState::Clear() {
+  batch.Clear();
+  heads.clear();
+  needs_barrier = false;
+  holds_epoch_start = false;
+  new_stream = false;
+  unwritten.clear();
+}
+
 absl::Status DurableLog::Append(absl::Span<const LogAppend> group) {
   MutexLock commit(&commit_mu_);
-  GroupState state;
+  GroupState& state = append_state_;
+  state.Clear();
   // An entry per event and at most a head per member: the records of most
   // groups. Idempotency keys add theirs on top, at the cost of a
   // reallocation.
@@ -368,7 +380,7 @@ absl::StatusOr<bool> DurableLog::SweepDeleted(absl::string_view stream, size_t b
 
 absl::Status DurableLog::Commit(GroupState& state, bool checkpoint) {
   const uint64_t batch_bytes = state.batch.ApproximateBytes();
-  const std::vector<absl::string_view> unwritten = StageHeads(state, checkpoint);
+  StageHeads(state, checkpoint);
   // A stream's first head appears in heads_ only with the write that holds
   // it (AdoptHeadless looks for headless streams' entries meanwhile).
   std::optional<MutexLock> adopting;
@@ -381,7 +393,7 @@ absl::Status DurableLog::Commit(GroupState& state, bool checkpoint) {
       if (staged.start != 0) epochs_.Started(stream, staged.start);
     }
   }
-  checkpoints_.Committed(checkpoint, unwritten, batch_bytes);
+  checkpoints_.Committed(checkpoint, state.unwritten, batch_bytes);
   return absl::OkStatus();
 }
 
@@ -403,8 +415,8 @@ absl::Status DurableLog::WriteGroup(const GroupState& state) {
   return status;
 }
 
-std::vector<absl::string_view> DurableLog::StageHeads(GroupState& state, bool checkpoint) {
-  std::vector<absl::string_view> unwritten;
+void DurableLog::StageHeads(GroupState& state, bool checkpoint) {
+  std::vector<absl::string_view>& unwritten = state.unwritten;
   for (const auto& [stream, staged] : state.heads) {
     if (!staged.head.started()) continue;  // Nothing appended.
     if (checkpoint || staged.unstored || staged.trimmed) {
@@ -415,13 +427,12 @@ std::vector<absl::string_view> DurableLog::StageHeads(GroupState& state, bool ch
       unwritten.push_back(stream);
     }
   }
-  if (!checkpoint) return unwritten;
+  if (!checkpoint) return;
   for (const std::string& stream : checkpoints_.lagging()) {
     if (state.heads.contains(stream)) continue;
     state.batch.Put(HeadKey(stream), EncodeHead(CurrentHead(stream)));
     state.needs_barrier = true;
   }
-  return unwritten;
 }
 
 absl::StatusOr<std::optional<DedupeHit>> DurableLog::FindKey(absl::string_view stream,

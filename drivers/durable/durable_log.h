@@ -117,6 +117,9 @@ class DurableLog final : public StreamLog, private TierHost {
 
   // What one store write stages.
   struct GroupState {
+    // Empties it for the next group, keeping its memory.
+    void Clear();
+
     WriteBatch batch;
     struct Staged {
       Head head;
@@ -135,6 +138,8 @@ class DurableLog final : public StreamLog, private TierHost {
     // (StageAppend says why).
     bool holds_epoch_start = false;
     bool new_stream = false;  // A stream gets its first head.
+    // Streams whose staged head is not written (StageHeads).
+    std::vector<absl::string_view> unwritten;
   };
 
   // The stream's head; for one with none, a deleted stream's incarnation
@@ -151,7 +156,8 @@ class DurableLog final : public StreamLog, private TierHost {
   absl::Status Commit(GroupState& state, bool checkpoint);
   // Puts the heads `state` must write; returns the streams whose heads it
   // leaves unwritten (they lag from now on).
-  std::vector<absl::string_view> StageHeads(GroupState& state, bool checkpoint);
+  // Fills state.unwritten.
+  void StageHeads(GroupState& state, bool checkpoint);
   // The store write, after a synced barrier when `needs_barrier`.
   absl::Status WriteGroup(const GroupState& state);
   bool SyncThisWrite();
@@ -191,6 +197,9 @@ class DurableLog final : public StreamLog, private TierHost {
   // Held by every write that moves a head: the committer's (Append,
   // TrimPrefix, Close) and tiering's last step.
   Mutex commit_mu_;
+  // Append's, reused by every group: a group then allocates nothing for
+  // its batch's list or its heads.
+  GroupState append_state_ ABSL_GUARDED_BY(commit_mu_);
   std::unique_ptr<ColdTier> cold_;  // After the rest: it calls back into this log.
 };
 

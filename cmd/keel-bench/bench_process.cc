@@ -270,6 +270,25 @@ double MachineBusyCpuSeconds() {
          static_cast<double>(::sysconf(_SC_CLK_TCK));
 }
 
+MachineSettling SettleMachine(absl::Duration longest) {
+  constexpr double kQuietCpuSeconds = 0.015;  // Per 100 ms probe: 15% of one CPU.
+  const double cpu_before = MachineBusyCpuSeconds();
+  const absl::Time start = absl::Now();
+  absl::Time quiet_from = start + longest;
+  double cpu = cpu_before;  // Each probe starts where the last one ended.
+  while (absl::Now() < start + longest) {
+    const absl::Time probe_start = absl::Now();
+    absl::SleepFor(absl::Milliseconds(100));
+    const double probe_before = cpu;
+    cpu = MachineBusyCpuSeconds();
+    if (cpu - probe_before < kQuietCpuSeconds) {
+      quiet_from = probe_start;
+      break;
+    }
+  }
+  return MachineSettling{absl::ToDoubleSeconds(quiet_from - start), cpu - cpu_before};
+}
+
 double ThreadCpuSeconds(pthread_t thread) {
   clockid_t clock;
   timespec time{};

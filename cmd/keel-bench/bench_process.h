@@ -88,6 +88,17 @@ double MachineBusyCpuSeconds();
 uint64_t BusyTicksOfStatLine(absl::string_view line);
 double ThreadCpuSeconds(pthread_t thread);
 
+// Waits (up to `longest`) until the machine has been idle for 100 ms (busy
+// under 15% of one CPU); returns how long it stayed busy and the CPU it
+// spent meanwhile. A timed run adds both, so that the work it left running
+// (a store's flushes and compactions) counts for it, not for whatever runs
+// next.
+struct MachineSettling {
+  double seconds = 0;
+  double cpu_seconds = 0;
+};
+MachineSettling SettleMachine(absl::Duration longest);
+
 // Raises RLIMIT_NOFILE to at least `wanted` (up to the hard limit). Returns
 // the soft limit now in force.
 uint64_t RaiseOpenFileLimit(uint64_t wanted);

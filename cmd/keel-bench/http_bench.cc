@@ -409,30 +409,14 @@ void ReportCase(const std::string& label, const CaseTotals& totals, std::ostream
 // settle: the daemon is warm.
 constexpr double kLaterSliceWarmup = 0.25;
 
-// Waits (up to `longest`) until the machine has been idle for 100 ms (busy
-// under 15% of one CPU), and returns the time it stayed busy and the CPU it
-// spent: the work a slice left running (LevelDB's flushes and compactions,
-// a forked AOF rewrite of Redis) counts for that slice's side, and is done
-// before the other side's next slice starts.
+// The work a slice left running (LevelDB's flushes and compactions, a
+// forked AOF rewrite of Redis) counts for that slice's side, and is done
+// before the other side's next slice starts (bench_process.h).
 CaseTotals Settle(absl::Duration longest) {
-  constexpr double kQuietCpuSeconds = 0.015;
+  const MachineSettling settled = SettleMachine(longest);
   CaseTotals busy;
-  const double cpu_before = MachineBusyCpuSeconds();
-  const absl::Time start = absl::Now();
-  absl::Time quiet_from = start + longest;
-  double cpu = cpu_before;  // Each probe starts where the last one ended.
-  while (absl::Now() < start + longest) {
-    const absl::Time probe_start = absl::Now();
-    std::this_thread::sleep_for(std::chrono::milliseconds(100));
-    const double probe_before = cpu;
-    cpu = MachineBusyCpuSeconds();
-    if (cpu - probe_before < kQuietCpuSeconds) {
-      quiet_from = probe_start;
-      break;
-    }
-  }
-  busy.seconds = absl::ToDoubleSeconds(quiet_from - start);
-  busy.server_cpu = cpu - cpu_before;
+  busy.seconds = settled.seconds;
+  busy.server_cpu = settled.cpu_seconds;
   return busy;
 }
 

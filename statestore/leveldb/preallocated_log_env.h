@@ -31,6 +31,17 @@
 // preallocation, the log is appended to as usual: slower syncs, never a
 // different result.
 //
+// Writing: a log's blocks are reserved before its first record (a spare's
+// by its zeros; a plain log's with fallocate, no zeros written), and the
+// log is mapped shared: a record is a copy into the page cache, with no
+// write(2) per record, and is in the file the moment it is copied, so a
+// killed process loses nothing it wrote. Sync() stays an fdatasync(). A
+// store through a map into an unreserved block of a full disk would raise
+// SIGBUS, hence the reservation; where it fails (a full disk, a file system
+// without fallocate) the log is written with pwrite(2) and write errors
+// are reported as before. Every log then has the preallocated size; the
+// zero tail is read as above.
+//
 // Every other file, and every other operation, goes to the wrapped Env.
 //
 // Thread safety: as leveldb::Env; the spare is handed over under a mutex.

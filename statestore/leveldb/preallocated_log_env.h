@@ -31,16 +31,17 @@
 // preallocation, the log is appended to as usual: slower syncs, never a
 // different result.
 //
-// Writing: a log's blocks are reserved before its first record (a spare's
-// by its zeros; a plain log's with fallocate, no zeros written), and the
-// log is mapped shared: a record is a copy into the page cache, with no
-// write(2) per record, and is in the file the moment it is copied, so a
-// killed process loses nothing it wrote. Sync() stays an fdatasync(). A
-// store through a map into an unreserved block of a full disk would raise
-// SIGBUS, hence the reservation; where it fails (a full disk, a file system
-// without fallocate) the log is written with pwrite(2) and write errors
-// are reported as before. Every log then has the preallocated size; the
-// zero tail is read as above.
+// Writing a plain log: its blocks are reserved with fallocate (no zeros
+// written) and it is mapped shared, so a record is a copy into the page
+// cache, with no write(2) per record, and is in the file the moment it is
+// copied: a killed process loses nothing it wrote. Sync() stays an
+// fdatasync(). The reservation keeps a full disk an error rather than a
+// SIGBUS (a store through a map into an unreserved block); where it fails
+// (a full disk, a file system without fallocate) the log is written with
+// pwrite(2) and write errors are reported as before. A plain log so has
+// the preallocated size from its start; its zero tail is read as above.
+// Spares are written with pwrite(2): a store that has them syncs often,
+// and synced writes through a map were slower.
 //
 // Every other file, and every other operation, goes to the wrapped Env.
 //

@@ -106,22 +106,30 @@ constexpr double kLevelDbShare = 0.25;
 constexpr double kBudgetWithId = 4 + kLevelDbShare;
 constexpr double kBudgetWithoutId = 5 + kLevelDbShare;
 
-TEST_F(PublishAllocationsTest, APublishWithItsOwnIdStaysWithinTheBudget) {
+struct Budget {
+  const char* name;
+  bool with_id;
+  double allocations;
+};
+
+class PublishAllocationBudgetTest : public PublishAllocationsTest,
+                                    public ::testing::WithParamInterface<Budget> {};
+
+TEST_P(PublishAllocationBudgetTest, ASinglePublishStaysWithinItsBudget) {
   std::unique_ptr<EventBus> bus = OpenBus();
   ASSERT_NE(bus, nullptr);
-  const double per_publish = AllocationsPerPublish(*bus, 8, 20000, /*with_id=*/true);
-  std::printf("allocations per publish (id given): %.2f\n", per_publish);
-  EXPECT_LE(per_publish, kBudgetWithId);
+  const double per_publish = AllocationsPerPublish(*bus, 8, 20000, GetParam().with_id);
+  std::printf("allocations per publish (%s): %.2f\n", GetParam().name, per_publish);
+  EXPECT_LE(per_publish, GetParam().allocations);
   EXPECT_GT(per_publish, 0.0);  // The counter counts.
 }
 
-TEST_F(PublishAllocationsTest, APublishThatNeedsAnIdStaysWithinTheBudget) {
-  std::unique_ptr<EventBus> bus = OpenBus();
-  ASSERT_NE(bus, nullptr);
-  const double per_publish = AllocationsPerPublish(*bus, 8, 20000, /*with_id=*/false);
-  std::printf("allocations per publish (id assigned): %.2f\n", per_publish);
-  EXPECT_LE(per_publish, kBudgetWithoutId);
-}
+INSTANTIATE_TEST_SUITE_P(Ids, PublishAllocationBudgetTest,
+                         ::testing::Values(Budget{"IdGiven", true, kBudgetWithId},
+                                           Budget{"IdAssigned", false, kBudgetWithoutId}),
+                         [](const ::testing::TestParamInfo<Budget>& info) {
+                           return std::string(info.param.name);
+                         });
 
 }  // namespace
 }  // namespace keel

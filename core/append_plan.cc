@@ -6,9 +6,8 @@
 
 namespace keel {
 
-absl::StatusOr<AppendPlan> PlanAppend(absl::Span<const Event> events,
-                                      const AppendRequest& request, uint64_t last_sequence,
-                                      DedupeLookup lookup) {
+absl::StatusOr<AppendPlan> PlanAppend(absl::Span<const Event> events, const AppendRequest& request,
+                                      uint64_t last_sequence, DedupeLookup lookup) {
   AppendPlan plan;
   plan.earlier.resize(events.size());
   plan.same_batch.resize(events.size());

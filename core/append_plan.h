@@ -57,9 +57,8 @@ struct AppendPlan {
 
 // kConflict (with ConflictInfo) when events are to be appended and
 // `request.expected_last_sequence` differs from `last_sequence`.
-absl::StatusOr<AppendPlan> PlanAppend(absl::Span<const Event> events,
-                                      const AppendRequest& request, uint64_t last_sequence,
-                                      DedupeLookup lookup);
+absl::StatusOr<AppendPlan> PlanAppend(absl::Span<const Event> events, const AppendRequest& request,
+                                      uint64_t last_sequence, DedupeLookup lookup);
 
 // The receipts of a planned batch once the appended events (at their
 // indexes in `events`) carry their sequences.

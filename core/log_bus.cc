@@ -227,7 +227,7 @@ class LogBus final : public DriverBase {
   absl::flat_hash_map<std::string, absl::Time> last_time_;
   // Committing thread only: the keys of a log that does not keep them.
   absl::flat_hash_map<std::string, DedupeTable> tables_;
-  GroupStage stage_;  // Committing thread only.
+  GroupStage stage_;          // Committing thread only.
   GroupCommitter committer_;  // Last: its thread stops before the rest goes.
 };
 

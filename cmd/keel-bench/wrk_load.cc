@@ -43,8 +43,8 @@ absl::StatusOr<WrkResult> ParseWrkOutput(const std::string& output) {
   // "  123456 requests in 6.00s, 21.55MB read"
   static const std::regex kTotals(R"((\d+) requests in ([0-9.]+)(m?s))");
   if (!std::regex_search(output, m, kTotals)) {
-    return absl::InternalError(absl::StrCat("no 'requests in' in wrk output: ",
-                                            output.substr(0, 500)));
+    return absl::InternalError(
+        absl::StrCat("no 'requests in' in wrk output: ", output.substr(0, 500)));
   }
   result.requests = Count(m[1]);
   double seconds = 0;
@@ -65,9 +65,16 @@ absl::StatusOr<WrkResult> ParseWrkOutput(const std::string& output) {
 absl::StatusOr<WrkResult> RunWrk(const WrkOptions& o) {
   KEEL_ASSIGN_OR_RETURN(const std::string script, WriteScript(o));
   const std::vector<std::string> argv = {
-      o.wrk_path, "-t", absl::StrCat(o.threads), "-c", absl::StrCat(o.connections),
-      "-d", absl::StrCat(std::max(1, static_cast<int>(o.seconds + 0.5)), "s"),
-      "-s", script, o.url};
+      o.wrk_path,
+      "-t",
+      absl::StrCat(o.threads),
+      "-c",
+      absl::StrCat(o.connections),
+      "-d",
+      absl::StrCat(std::max(1, static_cast<int>(o.seconds + 0.5)), "s"),
+      "-s",
+      script,
+      o.url};
   const double cpu_before = ReapedChildrenCpuSeconds();
   KEEL_ASSIGN_OR_RETURN(RunOutput run, RunAndCapture(argv));
   if (run.exit_code != 0) {

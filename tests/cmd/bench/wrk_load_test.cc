@@ -29,10 +29,10 @@ TEST(WrkOutputTest, ReadsRequestsAndDurationOfACleanRun) {
 }
 
 TEST(WrkOutputTest, CountsNon2xxResponsesAndSocketErrors) {
-  const std::string output = absl::StrCat(
-      "  1200 requests in 500.00ms, 1.00MB read\n",
-      "  Socket errors: connect 1, read 2, write 3, timeout 4\n",
-      "  Non-2xx or 3xx responses: 17\n", "Requests/sec:   2400.00\n");
+  const std::string output =
+      absl::StrCat("  1200 requests in 500.00ms, 1.00MB read\n",
+                   "  Socket errors: connect 1, read 2, write 3, timeout 4\n",
+                   "  Non-2xx or 3xx responses: 17\n", "Requests/sec:   2400.00\n");
   ASSERT_OK_AND_ASSIGN(WrkResult result, ParseWrkOutput(output));
   EXPECT_EQ(result.requests, 1200u);
   EXPECT_DOUBLE_EQ(result.seconds, 0.5);

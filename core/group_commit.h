@@ -55,11 +55,11 @@
 #include <thread>
 #include <vector>
 
+#include "absl/base/thread_annotations.h"
+#include "absl/container/inlined_vector.h"
 #include "absl/status/status.h"
 #include "absl/strings/string_view.h"
 #include "absl/types/span.h"
-#include "absl/base/thread_annotations.h"
-#include "absl/container/inlined_vector.h"
 #include "keel/core/wake_slot.h"
 
 namespace keel {

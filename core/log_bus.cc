@@ -198,6 +198,7 @@ class LogBus final : public DriverBase {
   };
 
   static absl::StatusOr<std::vector<Receipt>> Outcome(AppendOp& op, absl::Status status);
+  static std::vector<Receipt> TakeReceipts(AppendOp& op);
   absl::Status Submit(AppendOp& op);
   absl::Status Commit(absl::Span<QueuedCommit* const> group);
   absl::Status CommitAppends(GroupStage& stage);
@@ -235,7 +236,8 @@ absl::StatusOr<std::vector<Receipt>> LogBus::Append(absl::string_view stream,
                                                     std::vector<Event> events,
                                                     const AppendRequest& request) {
   AppendOp op(stream, std::move(events), request);
-  return Outcome(op, Submit(op));
+  KEEL_RETURN_IF_ERROR(Submit(op));
+  return TakeReceipts(op);
 }
 
 absl::StatusOr<Receipt> LogBus::AppendOne(absl::string_view stream, Event event,
@@ -270,6 +272,10 @@ void LogBus::AppendAsync(absl::string_view stream, std::vector<Event> events,
 absl::StatusOr<std::vector<Receipt>> LogBus::Outcome(AppendOp& op, absl::Status status) {
   KEEL_RETURN_IF_ERROR(op.rejected);
   KEEL_RETURN_IF_ERROR(status);
+  return TakeReceipts(op);
+}
+
+std::vector<Receipt> LogBus::TakeReceipts(AppendOp& op) {
   return std::vector<Receipt>(std::make_move_iterator(op.receipts.begin()),
                               std::make_move_iterator(op.receipts.end()));
 }

@@ -154,9 +154,8 @@ class DurableLog final : public StreamLog, private TierHost {
   absl::Status StageAppend(GroupState& state, const LogAppend& part);
   // Stages the heads `state` must write, writes it and installs its heads.
   absl::Status Commit(GroupState& state, bool checkpoint);
-  // Puts the heads `state` must write; returns the streams whose heads it
-  // leaves unwritten (they lag from now on).
-  // Fills state.unwritten.
+  // Puts the heads `state` must write, and lists in state.unwritten the
+  // streams whose heads it leaves unwritten (they lag from now on).
   void StageHeads(GroupState& state, bool checkpoint);
   // The store write, after a synced barrier when `needs_barrier`.
   absl::Status WriteGroup(const GroupState& state);

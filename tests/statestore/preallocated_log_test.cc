@@ -18,6 +18,7 @@
 #include "keel/statestore/leveldb/leveldb_store.h"
 #include "keel/statestore/leveldb/preallocated_log_env.h"
 #include "keel/statestore/state_store.h"
+#include "keel/tests/testing/file_size_limit.h"
 #include "keel/tests/testing/status_matchers.h"
 #include "keel/tests/testing/temp_dir.h"
 
@@ -288,6 +289,23 @@ TEST_F(PreallocatedLogTest, UnsyncedWritesAreInTheFileOnceTheyReturn) {
   ASSERT_OK_AND_ASSIGN(auto reopened, OpenStore("leveldb", recovered));
   EXPECT_EQ(CountKeys(*reopened), 300);
   ExpectValue(*reopened, "key299", std::string(1000, 'u'));
+}
+
+// A log whose blocks cannot be reserved (here the process may not grow a
+// file that far, as on a full disk) is not mapped, where a store into an
+// unreserved block would raise SIGBUS: it is written with pwrite, grows as
+// records come, and keeps them.
+TEST_F(PreallocatedLogTest, ALogThatCannotReserveItsBlocksIsWrittenAsBefore) {
+  const Config config = ConfigFor("db");
+  {
+    ::keel::testing::ScopedFileSizeLimit cap(kPreallocation / 2);
+    ASSERT_OK_AND_ASSIGN(auto store, OpenStore("leveldb", config));
+    for (int i = 0; i < 20; ++i) PutSynced(*store, absl::StrCat("key", i), absl::StrCat("v", i));
+    EXPECT_THAT(LogSizes(dir_.Sub("db")), ::testing::ElementsAre(::testing::Lt(4096)));
+    ASSERT_OK(store->Close());
+  }
+  ASSERT_OK_AND_ASSIGN(auto reopened, OpenStore("leveldb", config));
+  for (int i = 0; i < 20; ++i) ExpectValue(*reopened, absl::StrCat("key", i), absl::StrCat("v", i));
 }
 
 // LevelDB starts a new log without syncing the old one. A synced write then

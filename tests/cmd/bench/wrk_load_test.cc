@@ -20,12 +20,26 @@ Requests/sec:  61251.02
 Transfer/sec:     16.35MB
 )";
 
+// The figures ParseWrkOutput must read from an output.
+struct Summary {
+  uint64_t requests;
+  double seconds;
+  uint64_t bad_responses;
+  uint64_t socket_errors;
+};
+
+void ExpectSummary(const std::string& output, const Summary& expected) {
+  absl::StatusOr<WrkResult> result = ParseWrkOutput(output);
+  ASSERT_OK(result.status());
+  EXPECT_EQ(result->requests, expected.requests);
+  EXPECT_DOUBLE_EQ(result->seconds, expected.seconds);
+  EXPECT_EQ(result->bad_responses, expected.bad_responses);
+  EXPECT_EQ(result->socket_errors, expected.socket_errors);
+}
+
 TEST(WrkOutputTest, ReadsRequestsAndDurationOfACleanRun) {
-  ASSERT_OK_AND_ASSIGN(WrkResult result, ParseWrkOutput(kCleanRun));
-  EXPECT_EQ(result.requests, 367512u);
-  EXPECT_DOUBLE_EQ(result.seconds, 6.0);
-  EXPECT_EQ(result.bad_responses, 0u);
-  EXPECT_EQ(result.socket_errors, 0u);
+  ExpectSummary(kCleanRun, {.requests = 367512, .seconds = 6.0, .bad_responses = 0,
+                            .socket_errors = 0});
 }
 
 TEST(WrkOutputTest, CountsNon2xxResponsesAndSocketErrors) {
@@ -33,11 +47,8 @@ TEST(WrkOutputTest, CountsNon2xxResponsesAndSocketErrors) {
       absl::StrCat("  1200 requests in 500.00ms, 1.00MB read\n",
                    "  Socket errors: connect 1, read 2, write 3, timeout 4\n",
                    "  Non-2xx or 3xx responses: 17\n", "Requests/sec:   2400.00\n");
-  ASSERT_OK_AND_ASSIGN(WrkResult result, ParseWrkOutput(output));
-  EXPECT_EQ(result.requests, 1200u);
-  EXPECT_DOUBLE_EQ(result.seconds, 0.5);
-  EXPECT_EQ(result.bad_responses, 17u);
-  EXPECT_EQ(result.socket_errors, 10u);
+  ExpectSummary(output, {.requests = 1200, .seconds = 0.5, .bad_responses = 17,
+                         .socket_errors = 10});
 }
 
 TEST(WrkOutputTest, OutputWithoutTotalsIsAnError) {

@@ -17,6 +17,7 @@ std::vector<std::unique_ptr<Command>> BuiltinCommands() {
   commands.push_back(NewDeadLettersCommand());
   commands.push_back(NewDeclareCommand());
   commands.push_back(NewDriversCommand());
+  commands.push_back(NewExportCommand());
   commands.push_back(NewGroupCommand());
   commands.push_back(NewPublishCommand());
   commands.push_back(NewReplayCommand());

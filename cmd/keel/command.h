@@ -57,6 +57,7 @@ std::unique_ptr<Command> NewPublishCommand();  // cmd/keel/client/ over HTTP
 std::unique_ptr<Command> NewReplayCommand();
 std::unique_ptr<Command> NewVersionCommand();
 std::unique_ptr<Command> NewSelftestCommand();
+std::unique_ptr<Command> NewExportCommand();
 std::unique_ptr<Command> NewStreamsCommand();
 std::unique_ptr<Command> NewSubscriptionCommand();  // over HTTP
 std::unique_ptr<Command> NewTailCommand();

@@ -22,6 +22,8 @@
 #include "keel/cmd/keel/server/api.h"
 #include "keel/cmd/keel/server/authenticator.h"
 #include "keel/cmd/keel/server/metrics.h"
+#include "keel/cmd/keel/export/export_service.h"
+#include "keel/cmd/keel/export/export_spec.h"
 #include "keel/cmd/keel/server/push/push_service.h"
 #include "keel/cmd/keel/server/push/subscription_file.h"
 #include "keel/cmd/keel/server/server.h"
@@ -146,6 +148,28 @@ absl::StatusOr<std::vector<StreamDeclaration>> DeclarationsFrom(const po::variab
   return declarations;
 }
 
+// The lakehouse exports of --export; none without it.
+absl::StatusOr<std::vector<lakehouse::ExportSpec>> ExportsFrom(const po::variables_map& vars) {
+  std::vector<lakehouse::ExportSpec> specs;
+  if (!vars.count("export")) return specs;
+  for (const std::string& text : vars["export"].as<std::vector<std::string>>()) {
+    KEEL_ASSIGN_OR_RETURN(lakehouse::ExportSpec spec, lakehouse::ParseExportSpec(text));
+    specs.push_back(std::move(spec));
+  }
+  return specs;
+}
+
+absl::StatusOr<lakehouse::ExportServiceOptions> ExportOptionsFrom(const po::variables_map& vars) {
+  lakehouse::ExportServiceOptions options;
+  Config durations{{"interval", vars["export-interval"].as<std::string>()},
+                   {"flush-after", vars["export-flush-after"].as<std::string>()}};
+  KEEL_ASSIGN_OR_RETURN(options.interval, durations.GetDuration("interval", options.interval));
+  KEEL_ASSIGN_OR_RETURN(options.files.flush_after,
+                        durations.GetDuration("flush-after", options.files.flush_after));
+  options.files.max_file_events = std::max<size_t>(1, vars["export-max-file-events"].as<size_t>());
+  return options;
+}
+
 // The push subscriptions of --subscriptions; none without it.
 absl::StatusOr<std::vector<push::PushSubscription>> SubscriptionsFrom(
     const po::variables_map& vars) {
@@ -261,6 +285,17 @@ class DaemonCommand : public Command {
         "a JSON file of push subscriptions (one declaration or an array, as POST "
         "/v1/subscriptions takes them) declared at start; one that differs from the stored one "
         "stops the daemon (resource drift); the file's secrets replace the stored ones")(
+        "export", po::value<std::vector<std::string>>()->composing(),
+        "export streams to a directory as JSON-lines files by day, continuously and once "
+        "each: 'PATTERN DIR' or 'PATTERN DIR name=NAME' (PATTERN: a stream, a prefix "
+        "'orders.*' or a glob); repeatable")(
+        "export-interval", po::value<std::string>()->default_value("1s"),
+        "how often each export looks for new events")(
+        "export-flush-after", po::value<std::string>()->default_value("60s"),
+        "an export writes a file that ends at a stream's head once its first event is this "
+        "old (a full file, or one a new day ends, at once)")(
+        "export-max-file-events", po::value<size_t>()->default_value(100'000),
+        "events per export file at most")(
         "push-ca-file", po::value<std::string>()->default_value(""),
         "CA certificates (PEM) that https push-subscription endpoints must chain to "
         "(empty: the system's)")("log-level", po::value<std::string>()->default_value("info"),
@@ -283,8 +318,11 @@ class DaemonCommand : public Command {
     absl::StatusOr<StreamPolicy> default_policy =
         StreamPolicy::Parse(vars["default-policy"].as<std::string>());
     absl::StatusOr<std::vector<push::PushSubscription>> subscriptions = SubscriptionsFrom(vars);
-    for (const absl::Status& status : {options.status(), grace.status(), declarations.status(),
-                                       default_policy.status(), subscriptions.status()}) {
+    absl::StatusOr<std::vector<lakehouse::ExportSpec>> exports = ExportsFrom(vars);
+    absl::StatusOr<lakehouse::ExportServiceOptions> export_options = ExportOptionsFrom(vars);
+    for (const absl::Status& status :
+         {options.status(), grace.status(), declarations.status(), default_policy.status(),
+          subscriptions.status(), exports.status(), export_options.status()}) {
       if (!status.ok()) return UsageError(io, "keel daemon", status.message());
     }
     const sigset_t signals = BlockDaemonSignals();
@@ -315,9 +353,19 @@ class DaemonCommand : public Command {
       return kExitFailure;
     }
     api.set_push(&push);
+    lakehouse::ExportService exporter(**bus, *std::move(exports), *export_options,
+                                      *context.logger);
+    if (absl::Status started = exporter.Start(); !started.ok()) {
+      io.err << "keel daemon: " << started.message() << "\n";
+      push.Stop();
+      (*bus)->Close().IgnoreError();
+      return kExitFailure;
+    }
+    api.add_metrics([&exporter] { return exporter.MetricsText(); });
     server::Server server(*options, api, context.logger);
     if (absl::Status started = server.Start(); !started.ok()) {
       io.err << "keel daemon: " << started.message() << "\n";
+      exporter.Stop();
       push.Stop();
       (*bus)->Close().IgnoreError();
       return kExitFailure;
@@ -326,7 +374,7 @@ class DaemonCommand : public Command {
     // After the listener is up, so that an endpoint on this daemon is refused.
     if (absl::Status declared = push::DeclareSubscriptions(push, *subscriptions); !declared.ok()) {
       io.err << "keel daemon: --subscriptions: " << declared.message() << "\n";
-      Shutdown(server, api, push, **bus, *grace, io);
+      Shutdown(server, api, push, exporter, **bus, *grace, io);
       return kExitFailure;
     }
     Announce(vars, *driver, server.port(), options->tls != nullptr, **bus, io);
@@ -336,7 +384,7 @@ class DaemonCommand : public Command {
       ReloadTls(options->tls.get(), *context.logger);
     }
     context.logger->Info(absl::StrCat("keel daemon: signal ", signal, ", shutting down"));
-    return Shutdown(server, api, push, **bus, *grace, io);
+    return Shutdown(server, api, push, exporter, **bus, *grace, io);
   }
 
  private:
@@ -409,10 +457,12 @@ class DaemonCommand : public Command {
   }
 
   static int Shutdown(server::Server& server, server::Api& api, push::PushService& push,
-                      EventBus& bus, absl::Duration grace, CommandIo& io) {
+                      lakehouse::ExportService& exporter, EventBus& bus, absl::Duration grace,
+                      CommandIo& io) {
     api.SetDraining();
     server.StopAccepting();
     bool drained = server.DrainRequests(grace);
+    exporter.Stop();  // Between two files: the next start goes on after the last linked.
     push.Stop();  // Before the bus closes: a batch in flight is committed or left for next time.
     absl::Status closed = bus.Close(grace);
     server.Stop(grace);

@@ -89,8 +89,10 @@ HttpResponse Api::Health(const HttpRequest&, const RouteParams&) {
 }
 
 HttpResponse Api::MetricsText(const HttpRequest&, const RouteParams&) {
-  HttpResponse response = JsonResponse(
-      200, metrics_.Render() + ColdTierMetrics(bus_) + GroupLagMetrics(bus_) + PushMetrics());
+  std::string text =
+      metrics_.Render() + ColdTierMetrics(bus_) + GroupLagMetrics(bus_) + PushMetrics();
+  for (const std::function<std::string()>& more : metrics_texts_) text += more();
+  HttpResponse response = JsonResponse(200, std::move(text));
   response.content_type = "text/plain; version=0.0.4";
   return response;
 }

@@ -121,6 +121,9 @@ class Api {
   // without one those routes answer 501. Set before the server starts; it
   // must outlive the Api.
   void set_push(push::PushService* push) { push_ = push; }
+  // More of /metrics: `text` is called on each scrape, from any thread, and
+  // returns Prometheus text exposition. Added before the server starts.
+  void add_metrics(std::function<std::string()> text) { metrics_texts_.push_back(std::move(text)); }
 
  private:
   // The table behind Resolve and Routes (api_routes.cc).
@@ -221,6 +224,7 @@ class Api {
   EventBus& bus_;
   Metrics& metrics_;
   push::PushService* push_ = nullptr;
+  std::vector<std::function<std::string()>> metrics_texts_;
   std::atomic<bool> draining_{false};
 };
 

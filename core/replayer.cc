@@ -76,6 +76,15 @@ absl::StatusOr<uint64_t> ResolvePosition(const Position& position, const StreamI
   return cursor.sequence;
 }
 
+absl::StatusOr<Cursor> CursorAtSequence(Replayer& replayer, absl::string_view stream,
+                                        uint64_t sequence) {
+  KEEL_RETURN_IF_ERROR(ValidateStreamName(stream));
+  KEEL_ASSIGN_OR_RETURN(StreamInfo info, replayer.Bounds(stream));
+  const Cursor cursor = Cursor::For(stream, replayer.epoch(), sequence);
+  KEEL_RETURN_IF_ERROR(ResolvePosition(Position::After(cursor), info, replayer.epoch()).status());
+  return cursor;
+}
+
 absl::Status ValidateReplayRequest(const ReplayRequest& request) {
   KEEL_RETURN_IF_ERROR(ValidateStreamName(request.stream));
   if (request.limit == 0 || request.limit > kMaxReplayLimit) {

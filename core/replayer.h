@@ -115,6 +115,14 @@ absl::Status CheckCursorFor(const Cursor& cursor, const StreamInfo& info, uint64
 absl::StatusOr<uint64_t> ResolvePosition(const Position& position, const StreamInfo& info,
                                          uint64_t epoch);
 
+// The cursor at `sequence` of `stream` (0: before its first event), for
+// readers that keep sequence numbers (a lakehouse's rows, an application's
+// state): checked as ResolvePosition checks a cursor — kRetentionGap below
+// the oldest retained event, kCursorMismatch ahead of the head or before
+// the stream's current incarnation.
+absl::StatusOr<Cursor> CursorAtSequence(Replayer& replayer, absl::string_view stream,
+                                        uint64_t sequence);
+
 // kInvalidArgument for a bad stream name or a limit outside 1..kMaxReplayLimit.
 absl::Status ValidateReplayRequest(const ReplayRequest& request);
 

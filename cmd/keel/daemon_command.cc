@@ -166,7 +166,7 @@ absl::StatusOr<lakehouse::ExportServiceOptions> ExportOptionsFrom(const po::vari
   KEEL_ASSIGN_OR_RETURN(options.interval, durations.GetDuration("interval", options.interval));
   KEEL_ASSIGN_OR_RETURN(options.files.flush_after,
                         durations.GetDuration("flush-after", options.files.flush_after));
-  options.files.max_file_events = std::max<size_t>(1, vars["export-max-file-events"].as<size_t>());
+  options.files.max_file_events = std::max<size_t>(1, vars["export-file-events"].as<size_t>());
   return options;
 }
 
@@ -294,7 +294,7 @@ class DaemonCommand : public Command {
         "export-flush-after", po::value<std::string>()->default_value("60s"),
         "an export writes a file that ends at a stream's head once its first event is this "
         "old (a full file, or one a new day ends, at once)")(
-        "export-max-file-events", po::value<size_t>()->default_value(100'000),
+        "export-file-events", po::value<size_t>()->default_value(100'000),
         "events per export file at most")(
         "push-ca-file", po::value<std::string>()->default_value(""),
         "CA certificates (PEM) that https push-subscription endpoints must chain to "

@@ -35,6 +35,9 @@ std::string SseTarget(const SseOptions& options) {
   std::vector<std::pair<std::string, std::string>> query;
   if (!options.after.empty()) query.emplace_back("after", options.after);
   if (!options.after_time.empty()) query.emplace_back("after_time", options.after_time);
+  if (!options.after_sequence.empty()) {
+    query.emplace_back("after_sequence", options.after_sequence);
+  }
   if (!options.tenant.empty()) query.emplace_back("tenant", options.tenant);
   if (!options.type.empty()) query.emplace_back("type", options.type);
   return BuildTarget({"v1", "streams", options.stream, "sse"}, query);

@@ -43,6 +43,8 @@ struct SseOptions {
   std::string after;
   // ?after_time= (RFC 3339) instead of `after` when non-empty.
   std::string after_time;
+  // ?after_sequence= (a sequence number) instead of `after` when non-empty.
+  std::string after_sequence;
   std::string tenant;  // ?tenant= when non-empty.
   std::string type;    // ?type= (type prefix) when non-empty.
   absl::Duration connect_timeout = absl::Seconds(5);  // Connect + response head.

@@ -124,15 +124,42 @@ HttpResponse Api::Replay(const HttpRequest& request, const RouteParams& params) 
 
 absl::StatusOr<Position> Api::StartPosition(const HttpRequest& request, absl::string_view stream,
                                             absl::string_view fallback) const {
-  if (!request.HasQuery("after_time")) {
-    return Position::Parse(request.HasQuery("after") ? request.Query("after") : fallback);
+  const int given = request.HasQuery("after") + request.HasQuery("after_time") +
+                    request.HasQuery("after_sequence");
+  if (given > 1) return InvalidArgument("give one of after, after_time and after_sequence");
+  if (request.HasQuery("after_time")) {
+    KEEL_ASSIGN_OR_RETURN(absl::Time time,
+                          ParseRfc3339(request.Query("after_time"), "after_time"));
+    if (bus_.replayer() == nullptr) return absl::UnimplementedError("this driver keeps no history");
+    return PositionAtTime(*bus_.replayer(), stream, time);
   }
-  if (request.HasQuery("after")) {
-    return InvalidArgument("give either after or after_time, not both");
+  if (request.HasQuery("after_sequence")) {
+    KEEL_ASSIGN_OR_RETURN(Cursor cursor, CursorOfQuery(request, "after_sequence", stream));
+    return Position::After(cursor);
   }
-  KEEL_ASSIGN_OR_RETURN(absl::Time time, ParseRfc3339(request.Query("after_time"), "after_time"));
+  return Position::Parse(request.HasQuery("after") ? request.Query("after") : fallback);
+}
+
+absl::StatusOr<Cursor> Api::CursorOfQuery(const HttpRequest& request, absl::string_view parameter,
+                                          absl::string_view stream) const {
+  uint64_t sequence = 0;
+  if (!absl::SimpleAtoi(request.Query(parameter), &sequence)) {
+    return InvalidArgument(absl::StrCat(parameter, " must be a sequence number (0 or more)"));
+  }
   if (bus_.replayer() == nullptr) return absl::UnimplementedError("this driver keeps no history");
-  return PositionAtTime(*bus_.replayer(), stream, time);
+  return CursorAtSequence(*bus_.replayer(), stream, sequence);
+}
+
+HttpResponse Api::CursorAt(const HttpRequest& request, const RouteParams& params) {
+  const absl::string_view stream = params.Get("stream");
+  if (!request.HasQuery("sequence")) {
+    return Error(InvalidArgument("give ?sequence=N"), stream);
+  }
+  absl::StatusOr<Cursor> cursor = CursorOfQuery(request, "sequence", stream);
+  if (!cursor.ok()) return Error(cursor.status(), stream);
+  return JsonResponse(200, absl::StrCat("{\"stream\":", JsonString(stream),
+                                        ",\"sequence\":", cursor->sequence, ",\"cursor\":\"",
+                                        cursor->Encode(), "\"}"));
 }
 
 HttpResponse Api::Bounds(const HttpRequest&, const RouteParams& params) {

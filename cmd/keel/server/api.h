@@ -140,6 +140,7 @@ class Api {
   HttpResponse MetricsText(const HttpRequest& request, const RouteParams& params);
   HttpResponse ListStreams(const HttpRequest& request, const RouteParams& params);
   HttpResponse Bounds(const HttpRequest& request, const RouteParams& params);
+  HttpResponse CursorAt(const HttpRequest& request, const RouteParams& params);
   HttpResponse Declare(const HttpRequest& request, const RouteParams& params);
   HttpResponse DeleteStream(const HttpRequest& request, const RouteParams& params);
   HttpResponse Publish(const HttpRequest& request, const RouteParams& params);
@@ -211,11 +212,14 @@ class Api {
       absl::Span<const ParsedPublish> publishes,
       const absl::StatusOr<std::vector<Receipt>>& receipts);
   HttpResponse PublishToTopic(const std::string& topic, PublishBody body);
-  // ?after= (earliest | latest | cursor; `fallback` when absent) or
+  // ?after= (earliest | latest | cursor; `fallback` when absent),
   // ?after_time= (RFC 3339: before the first event of `stream` published at
-  // or after it).
+  // or after it) or ?after_sequence= (a sequence, checked as a cursor).
   absl::StatusOr<Position> StartPosition(const HttpRequest& request, absl::string_view stream,
                                          absl::string_view fallback) const;
+  // The cursor at the sequence in query `parameter` (CursorAtSequence).
+  absl::StatusOr<Cursor> CursorOfQuery(const HttpRequest& request, absl::string_view parameter,
+                                       absl::string_view stream) const;
   absl::StatusOr<SubscribeOptions> SseSubscribeOptions(const HttpRequest& request,
                                                        absl::string_view stream) const;
   // An error response with details for errors that carry them.

@@ -12,6 +12,7 @@ const RouteTable& Api::Table() {
       {"POST", "/v1/streams/{stream}/events", Scope::kPublish, "publish", &Api::Publish},
       {"GET", "/v1/streams/{stream}/events", Scope::kRead, "replay", &Api::Replay},
       {"GET", "/v1/streams/{stream}/sse", Scope::kRead, "sse", kStreamedRoute},
+      {"GET", "/v1/streams/{stream}/cursor", Scope::kRead, "cursor at sequence", &Api::CursorAt},
       {"GET", "/v1/streams/{stream}", Scope::kRead, "bounds", &Api::Bounds},
       {"PUT", "/v1/streams/{stream}", Scope::kAdmin, "declare", &Api::Declare},
       {"DELETE", "/v1/streams/{stream}", Scope::kAdmin, "delete stream", &Api::DeleteStream},

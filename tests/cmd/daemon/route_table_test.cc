@@ -75,6 +75,8 @@ TEST(ApiRoutesTest, EachDocumentedRouteResolvesToItsHandlerScopeAndSegments) {
        {{"name", "billing"}}},
       {"POST", "/v1/subscriptions/billing:redrive", "redrive subscription", Scope::kAdmin,
        {{"name", "billing"}}},
+      {"GET", "/v1/streams/orders/cursor", "cursor at sequence", Scope::kRead,
+       {{"stream", "orders"}}},
       {"GET", "/healthz", "health", Scope::kNone, {}},
       {"GET", "/readyz", "readiness", Scope::kNone, {}},
       {"GET", "/metrics", "metrics", Scope::kReadAll, {}},

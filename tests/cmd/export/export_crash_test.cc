@@ -105,7 +105,7 @@ TEST(ExportCrashTest, KilledAtRandomPointsItWritesWhatOneCleanPassWrites) {
                                               "10ms",
                                               "--export-flush-after",
                                               "0s",
-                                              "--export-max-file-events",
+                                              "--export-file-events",
                                               absl::StrCat(kFileEvents)};
   const unsigned seed = std::random_device()();
   SCOPED_TRACE(absl::StrCat("seed ", seed));

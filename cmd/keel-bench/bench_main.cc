@@ -21,6 +21,7 @@ std::vector<std::unique_ptr<BenchMode>> BenchModes() {
   modes.push_back(NewJetStreamBench());
   modes.push_back(NewPushBench());
   modes.push_back(NewColdBench());
+  modes.push_back(NewExportBench());
   return modes;
 }
 

@@ -1,5 +1,5 @@
 // BenchMode: one mode of `keel-bench` (storage, http, sse, jetstream, push,
-// cold).
+// cold, export).
 //
 // `keel-bench <mode> [options]` prints measured figures next to a baseline
 // measured in the same run, the ratio and the target, and PASS/MISS against
@@ -58,6 +58,7 @@ std::unique_ptr<BenchMode> NewSseBench();        // sse_bench.cc
 std::unique_ptr<BenchMode> NewJetStreamBench();  // jetstream_bench.cc
 std::unique_ptr<BenchMode> NewPushBench();       // push_bench.cc
 std::unique_ptr<BenchMode> NewColdBench();       // cold_bench.cc
+std::unique_ptr<BenchMode> NewExportBench();     // export_bench.cc
 
 // Every mode, in the order `keel-bench --help` lists them.
 std::vector<std::unique_ptr<BenchMode>> BenchModes();

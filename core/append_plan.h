@@ -24,6 +24,7 @@
 #include "absl/strings/string_view.h"
 #include "absl/time/time.h"
 #include "absl/types/span.h"
+#include "keel/core/commit_hook.h"
 #include "keel/core/event.h"
 #include "keel/core/event_bus.h"
 
@@ -34,6 +35,8 @@ struct AppendRequest {
   std::optional<uint64_t> expected_last_sequence;
   // Idempotency keys are remembered this long; zero disables dedupe.
   absl::Duration dedupe_window = absl::ZeroDuration();
+  // Called at the commit point (a collection's write); not owned.
+  CommitHook* hook = nullptr;
 };
 
 // The event an idempotency key was first published with.

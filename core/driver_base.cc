@@ -1,5 +1,7 @@
 #include "keel/core/driver_base.h"
 
+#include "keel/core/collection_service.h"
+
 #include "absl/cleanup/cleanup.h"
 #include "absl/strings/str_cat.h"
 #include "keel/core/errors.h"
@@ -22,6 +24,26 @@ DriverBase::DriverBase(DriverContext context, PublishLimits limits)
 DriverBase::~DriverBase() = default;
 
 ConsumerGroups* DriverBase::groups() { return groups_.get(); }
+
+Collections* DriverBase::collections() { return collections_.get(); }
+
+void DriverBase::EnableCollections() {
+  collections_ = std::make_unique<CollectionService>(
+      *metadata_, *this, [this](Event event, CommitHook& hook) {
+        return PublishWithHook(std::move(event), hook);
+      });
+}
+
+absl::StatusOr<Receipt> DriverBase::PublishWithHook(Event event, CommitHook& hook) {
+  KEEL_RETURN_IF_ERROR(Enter());
+  absl::Cleanup leave = [this] { Leave(); };
+  const std::string stream = event.stream;
+  KEEL_ASSIGN_OR_RETURN(AppendRequest request,
+                        PrepareAppend(stream, absl::MakeSpan(&event, 1), PublishOptions{}));
+  request.hook = &hook;
+  request.dedupe_window = absl::ZeroDuration();
+  return AppendOne(stream, std::move(event), request);
+}
 
 void DriverBase::InitFanOut() { fanout_ = std::make_unique<FanOut>(this, context_.clock); }
 

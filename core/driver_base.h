@@ -43,6 +43,7 @@ namespace keel {
 class GroupCoordinator;  // core/group_coordinator.h
 class PolicyRegistry;    // core/policy_registry.h
 class StreamDeleter;     // core/stream_deletion.h
+class CollectionService;  // core/collection_service.h
 
 class DriverBase : public EventBus, public Replayer {
  public:
@@ -67,6 +68,8 @@ class DriverBase : public EventBus, public Replayer {
   absl::StatusOr<std::unique_ptr<Subscription>> Subscribe(const SubscribeOptions& options) override;
   Replayer* replayer() override { return this; }
   ConsumerGroups* groups() override;
+  // Null unless the driver called EnableCollections.
+  Collections* collections() override;
   // Unimplemented unless DeletesStreams(); see core/stream_deletion.h.
   absl::StatusOr<DeletionReport> DeleteStream(absl::string_view stream) final;
   absl::Status Close(absl::Duration drain_timeout = absl::Seconds(10)) final;
@@ -117,6 +120,10 @@ class DriverBase : public EventBus, public Replayer {
   // and loads its declarations. Call before the bus is shared.
   absl::Status InitMetadata(std::unique_ptr<MetadataStore> store);
   MetadataStore& metadata() { return *metadata_; }
+  // Offers collections (core/collections.h) on metadata(): for an engine
+  // whose appends store a CommitHook's records with their events. After
+  // InitMetadata.
+  void EnableCollections();
   const PolicyRegistry& policies() const { return *policies_; }
   // Adopts declarations another process stored in the metadata store (a
   // bus several daemons serve): one stream's, or every one.
@@ -133,6 +140,8 @@ class DriverBase : public EventBus, public Replayer {
   absl::StatusOr<AppendRequest> PrepareAppend(absl::string_view stream, absl::Span<Event> events,
                                               const PublishOptions& options);
   std::unique_ptr<StreamDeleter> NewDeleter();
+  // Publish of one event whose append runs `hook` at its commit point.
+  absl::StatusOr<Receipt> PublishWithHook(Event event, CommitHook& hook);
   // Counts a publish or trim in flight; kClosed once Close began.
   absl::Status Enter();
   void Leave();
@@ -145,6 +154,7 @@ class DriverBase : public EventBus, public Replayer {
   // Consumer groups in metadata_, reading through this driver (as Replayer).
   std::unique_ptr<GroupCoordinator> groups_;
   std::unique_ptr<StreamDeleter> deleter_;  // Over metadata_ and policies_.
+  std::unique_ptr<CollectionService> collections_;  // Over metadata_; null unless enabled.
 
   Mutex mu_;
   int in_flight_ ABSL_GUARDED_BY(mu_) = 0;

@@ -31,6 +31,7 @@
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
+#include "keel/core/collections.h"
 #include "keel/core/consumer_groups.h"
 #include "keel/core/cursor.h"
 #include "keel/core/event.h"
@@ -128,6 +129,9 @@ class EventBus {
 
   // nullptr unless the bus moves old events to a cold tier.
   virtual TieredStorage* tiers() { return nullptr; }
+
+  // nullptr unless the driver stores documents atomically with events.
+  virtual Collections* collections() { return nullptr; }
 
   virtual absl::StatusOr<std::unique_ptr<Subscription>> Subscribe(
       const SubscribeOptions& options) = 0;

@@ -56,6 +56,7 @@ struct AppendOp : Op {
   AppendRequest request;
   std::unique_ptr<PreparedRecords> prepared;
   std::vector<LogKey> keys;  // Filled by the commit.
+  std::vector<LogRecord> records;  // Filled by request.hook at the commit.
   Receipts receipts;         // Filled by the commit.
 };
 
@@ -154,7 +155,10 @@ class LogBus final : public DriverBase {
 
   absl::Status InitMetadataFromLog() {
     std::unique_ptr<MetadataStore> store = log_->TakeMetadataStore();
-    return store ? InitMetadata(std::move(store)) : absl::OkStatus();
+    if (store == nullptr) return absl::OkStatus();
+    KEEL_RETURN_IF_ERROR(InitMetadata(std::move(store)));
+    if (log_->StoresRecords()) EnableCollections();
+    return absl::OkStatus();
   }
 
   absl::StatusOr<ReplayPage> Replay(const ReplayRequest& request) override;
@@ -205,6 +209,8 @@ class LogBus final : public DriverBase {
   void ApplyMaintenance(Op& op);
   absl::Status ApplyDelete(const DeleteOp& op);
   absl::Status StageAppend(GroupStage& stage, AppendOp& op);
+  // Runs op.request.hook and accounts for the bytes it changed.
+  static absl::Status StageHook(AppendOp& op, LogBounds& bounds);
   absl::StatusOr<LogBounds*> StagedBounds(GroupStage& stage, absl::string_view stream);
   absl::StatusOr<absl::Time*> StagedLastTime(GroupStage& stage, absl::string_view stream,
                                              const LogBounds& bounds);
@@ -360,9 +366,13 @@ absl::Status LogBus::CommitAppends(GroupStage& stage) {
   if (stage.appended.empty()) return absl::OkStatus();
   std::vector<LogAppend>& parts = stage.parts;
   for (AppendOp* op : stage.appended) {
-    parts.push_back(LogAppend{op->stream, op->events, op->keys, op->prepared.get()});
+    parts.push_back(LogAppend{op->stream, op->events, op->keys, op->prepared.get(), op->records});
   }
-  if (absl::Status status = log_->Append(parts); !status.ok()) {
+  const absl::Status status = log_->Append(parts);
+  for (AppendOp* op : stage.appended) {
+    if (op->request.hook != nullptr) op->request.hook->Done(status.ok());
+  }
+  if (!status.ok()) {
     for (AppendOp* op : stage.appended) {
       for (Event& event : op->events) event.sequence = 0;
     }
@@ -448,12 +458,30 @@ absl::Status LogBus::StageAppend(GroupStage& stage, AppendOp& op) {
     event.sequence = bounds.next++;
     bounds.bytes += event.ApproximateSize();
   }
+  if (op.request.hook != nullptr) {
+    // The hook completes the events it is given whole (collections publish
+    // no idempotency keys, so none was dropped).
+    KEEL_RETURN_IF_ERROR(StageHook(op, bounds));
+    as_prepared = false;
+  }
   op.receipts.clear();
   ForEachPlannedReceipt(plan, op.events, op.stream, epoch_,
                         [&](Receipt receipt) { op.receipts.push_back(std::move(receipt)); });
   if (!as_prepared) op.prepared.reset();
   Remember(op, plan, stage);
   *staged = bounds;
+  return absl::OkStatus();
+}
+
+absl::Status LogBus::StageHook(AppendOp& op, LogBounds& bounds) {
+  uint64_t before = 0;
+  for (const Event& event : op.events) before += event.ApproximateSize();
+  op.records.clear();
+  KEEL_RETURN_IF_ERROR(op.request.hook->Stage(absl::MakeSpan(op.events.data(), op.events.size()),
+                                              op.records));
+  uint64_t after = 0;
+  for (const Event& event : op.events) after += event.ApproximateSize();
+  bounds.bytes = bounds.bytes - before + after;
   return absl::OkStatus();
 }
 

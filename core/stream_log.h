@@ -37,6 +37,7 @@
 #include "absl/time/time.h"
 #include "absl/types/span.h"
 #include "keel/core/append_plan.h"
+#include "keel/core/commit_hook.h"
 #include "keel/core/event.h"
 #include "keel/core/metadata_store.h"
 #include "keel/core/replayer.h"
@@ -93,6 +94,9 @@ struct LogAppend {
   // fields but the sequence), or null when they differ from what was
   // prepared (a duplicate dropped, a time raised): then encode `events`.
   PreparedRecords* prepared = nullptr;
+  // MetadataStore records to put in the same atomic write (only for a log
+  // whose StoresRecords()).
+  absl::Span<const LogRecord> records;
 };
 
 // The prefix of a stream to remove: events [from, new_first).
@@ -201,6 +205,10 @@ class StreamLog {
   // Optional: where declarations and consumer groups persist; called once.
   // Null keeps them in memory.
   virtual std::unique_ptr<MetadataStore> TakeMetadataStore() { return nullptr; }
+  // Whether Append stores LogAppend::records with the events, in the same
+  // atomic write, into the store TakeMetadataStore returned. The engine
+  // then offers collections (core/collections.h).
+  virtual bool StoresRecords() const { return false; }
   // Whether an Append may wait for a disk or a network. The engine then
   // commits asynchronous publishes on its committer thread, not the caller's.
   virtual bool AppendsMayBlock() const { return false; }

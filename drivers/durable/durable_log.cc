@@ -286,6 +286,10 @@ absl::Status DurableLog::StageAppend(GroupState& state, const LogAppend& part) {
   for (const LogKey& key : part.keys) {
     StageDedupe(state.batch, part.stream, key.key, key.hit, key.expires);
   }
+  // A collection's documents: in the same write as their change events.
+  for (const LogRecord& record : part.records) {
+    state.batch.Put(MetadataRecordKey(record.key), record.value);
+  }
   return absl::OkStatus();
 }
 

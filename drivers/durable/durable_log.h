@@ -82,6 +82,7 @@ class DurableLog final : public StreamLog, private TierHost {
     return epochs_.CursorBounds(stream);
   }
   std::unique_ptr<MetadataStore> TakeMetadataStore() override;
+  bool StoresRecords() const override { return true; }
   bool AppendsMayBlock() const override { return true; }
   std::string DegradedReason() const override;
 

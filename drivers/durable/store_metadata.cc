@@ -48,6 +48,8 @@ class StoreMetadata final : public MetadataStore {
 
 }  // namespace
 
+std::string MetadataRecordKey(absl::string_view key) { return absl::StrCat(kPrefix, key); }
+
 std::unique_ptr<MetadataStore> NewStoreMetadata(std::shared_ptr<StateStore> store) {
   return std::make_unique<StoreMetadata>(std::move(store));
 }

@@ -15,6 +15,10 @@ namespace keel::durable {
 
 std::unique_ptr<MetadataStore> NewStoreMetadata(std::shared_ptr<StateStore> store);
 
+// The StateStore key of the MetadataStore record `key`: for records written
+// in a batch of the log's own (StreamLog::StoresRecords).
+std::string MetadataRecordKey(absl::string_view key);
+
 }  // namespace keel::durable
 
 #endif  // KEEL_DRIVERS_DURABLE_STORE_METADATA_H_

@@ -141,6 +141,11 @@ class Api {
   HttpResponse ListStreams(const HttpRequest& request, const RouteParams& params);
   HttpResponse Bounds(const HttpRequest& request, const RouteParams& params);
   HttpResponse CursorAt(const HttpRequest& request, const RouteParams& params);
+  // Collections (collections_api.cc).
+  HttpResponse PutDocument(const HttpRequest& request, const RouteParams& params);
+  HttpResponse GetDocument(const HttpRequest& request, const RouteParams& params);
+  HttpResponse DeleteDocument(const HttpRequest& request, const RouteParams& params);
+  HttpResponse DocumentHistory(const HttpRequest& request, const RouteParams& params);
   HttpResponse Declare(const HttpRequest& request, const RouteParams& params);
   HttpResponse DeleteStream(const HttpRequest& request, const RouteParams& params);
   HttpResponse Publish(const HttpRequest& request, const RouteParams& params);

@@ -17,6 +17,16 @@ const RouteTable& Api::Table() {
       {"PUT", "/v1/streams/{stream}", Scope::kAdmin, "declare", &Api::Declare},
       {"DELETE", "/v1/streams/{stream}", Scope::kAdmin, "delete stream", &Api::DeleteStream},
       {"GET", "/v1/streams", Scope::kRead, "list streams", &Api::ListStreams},
+      // A collection's writes are publishes to its stream: {stream} names
+      // both, so tokens grant them like the stream.
+      {"PUT", "/v1/collections/{stream}/docs/{id}", Scope::kPublish, "put document",
+       &Api::PutDocument},
+      {"GET", "/v1/collections/{stream}/docs/{id}/history", Scope::kRead, "document history",
+       &Api::DocumentHistory},
+      {"GET", "/v1/collections/{stream}/docs/{id}", Scope::kRead, "get document",
+       &Api::GetDocument},
+      {"DELETE", "/v1/collections/{stream}/docs/{id}", Scope::kPublish, "delete document",
+       &Api::DeleteDocument},
       // Group names may contain ':': an action is what follows the last
       // one, so the actions' patterns come before the bare group's (and a
       // group whose name ends in ":consume", ":commit" or ":seek" cannot

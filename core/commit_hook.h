@@ -1,0 +1,43 @@
+// CommitHook: what an append computes at its commit point, on the engine's
+// committing thread (core/log_bus.h), in the order appends commit — the
+// state a collection's write reads (`before`, the version) and the records
+// it stores in the same atomic write as its events (core/collections.h).
+//
+// Thread safety: Stage and Done run on the committing thread only, one
+// append at a time, in commit order.
+#ifndef KEEL_CORE_COMMIT_HOOK_H_
+#define KEEL_CORE_COMMIT_HOOK_H_
+
+#include <string>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "absl/types/span.h"
+#include "keel/core/event.h"
+
+namespace keel {
+
+// A MetadataStore record (core/metadata_store.h) to put in the same atomic
+// write as an append's events.
+struct LogRecord {
+  std::string key;
+  std::string value;
+};
+
+class CommitHook {
+ public:
+  // `events` carry their sequences and times. Completes them (their
+  // payloads may change) and adds the records to store with them; an
+  // error refuses this append alone: it stores nothing and consumes no
+  // sequence.
+  virtual absl::Status Stage(absl::Span<Event> events, std::vector<LogRecord>& records) = 0;
+  // After the write of a staged append: `stored` says whether it holds.
+  virtual void Done(bool stored) = 0;
+
+ protected:
+  ~CommitHook() = default;
+};
+
+}  // namespace keel
+
+#endif  // KEEL_CORE_COMMIT_HOOK_H_

@@ -25,6 +25,8 @@ set(KEEL_PUBLIC_HEADERS
   core/backoff.h
   core/clock.h
   core/config.h
+  core/collections.h
+  core/commit_hook.h
   core/consumer_groups.h
   core/cursor.h
   core/driver_base.h

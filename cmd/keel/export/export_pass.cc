@@ -19,14 +19,7 @@ absl::StatusOr<ExportPassReport> RunExportPass(ExportSource& source, ColdStore& 
       report.failures.push_back({stream, done.status()});
       continue;
     }
-    StreamExportReport& sum = report.totals;
-    sum.files_written += done->files_written;
-    sum.files_adopted += done->files_adopted;
-    sum.events += done->events;
-    sum.bytes += done->bytes;
-    sum.gaps += done->gaps;
-    sum.missed += done->missed;
-    sum.lag += done->lag;
+    AddCounts(report.totals, *done);
   }
   return report;
 }

@@ -82,15 +82,9 @@ void ExportService::Pass(Export& job) {
     ++totals.failures;
     return;
   }
-  StreamExportReport& sum = totals.files;
-  const StreamExportReport& pass = report->totals;
-  sum.files_written += pass.files_written;
-  sum.files_adopted += pass.files_adopted;
-  sum.events += pass.events;
-  sum.bytes += pass.bytes;
-  sum.gaps += pass.gaps;
-  sum.missed += pass.missed;
-  sum.lag = pass.lag;
+  // Counters add up over passes; the lag is the last pass's.
+  totals.files.lag = 0;
+  AddCounts(totals.files, report->totals);
   totals.failures += report->failures.size();
   totals.streams = report->streams;
 }

@@ -126,6 +126,16 @@ absl::StatusOr<uint64_t> SequenceOf(const std::optional<std::string>& cursor) {
 
 }  // namespace
 
+void AddCounts(StreamExportReport& sum, const StreamExportReport& pass) {
+  sum.files_written += pass.files_written;
+  sum.files_adopted += pass.files_adopted;
+  sum.events += pass.events;
+  sum.bytes += pass.bytes;
+  sum.gaps += pass.gaps;
+  sum.missed += pass.missed;
+  sum.lag += pass.lag;
+}
+
 std::string CheckpointGroup(absl::string_view export_name) {
   return absl::StrCat("export.", export_name);
 }

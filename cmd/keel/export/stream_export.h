@@ -64,6 +64,9 @@ struct StreamExportReport {
   uint64_t lag = 0;               // Events after it, up to the head last read.
 };
 
+// Adds `pass`'s counters (files, events, bytes, gaps, missed, lag) to `sum`.
+void AddCounts(StreamExportReport& sum, const StreamExportReport& pass);
+
 absl::StatusOr<StreamExportReport> ExportStream(ExportSource& source, ColdStore& target,
                                                 absl::string_view stream,
                                                 const ExportOptions& options, const Clock& clock);

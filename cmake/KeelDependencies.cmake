@@ -8,6 +8,8 @@ find_package(leveldb REQUIRED)
 find_package(spdlog REQUIRED)
 find_package(Threads REQUIRED)
 find_package(OpenSSL 3 REQUIRED)
+# zstd for compressed lakehouse export files (.jsonl.zst).
+find_package(zstd REQUIRED)
 # libnats (the NATS C client) for the jetstream driver. Debian 12's
 # libnats-dev ships a CMake package (cnats) that names a static library and
 # libprotobuf-c.so, which the package does not install, so find_package

@@ -8,7 +8,7 @@ packages=(
   build-essential cmake ninja-build ccache pkg-config
   libboost1.81-dev libboost-program-options1.81-dev libboost-json1.81-dev
   libboost-url1.81-dev
-  libabsl-dev libleveldb-dev libsnappy-dev libssl-dev
+  libabsl-dev libleveldb-dev libsnappy-dev libssl-dev libzstd-dev
   libprotobuf-dev protobuf-compiler libspdlog-dev
   libgtest-dev libgmock-dev libbenchmark-dev
   nats-server libnats-dev

@@ -1,8 +1,7 @@
 #include "keel/cmd/keel/api_call.h"
 
-#include <ostream>
-
 #include <boost/json.hpp>
+#include <ostream>
 
 #include "absl/strings/str_cat.h"
 #include "keel/cmd/keel/client/errors.h"
@@ -18,9 +17,8 @@ int RunApiCall(const ApiCall& call, CommandIo& io) {
   }
   client::HttpClient http(server->host, server->port, call.client);
   absl::StatusOr<client::ClientResponse> response =
-      call.method == "POST"  ? http.PostJson(call.target, call.body)
-      : call.method == "GET" ? http.Get(call.target)
-                             : http.Request(call.method, call.target, call.body);
+      call.method == "POST" ? http.PostJson(call.target, call.body, call.headers)
+                            : http.Request(call.method, call.target, call.body, call.headers);
   absl::Status status = response.ok() ? client::ErrorFromResponse(*response) : response.status();
   std::optional<absl::string_view> lines;
   if (status.ok()) {

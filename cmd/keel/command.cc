@@ -1,8 +1,11 @@
 #include "keel/cmd/keel/command.h"
 
 #include <algorithm>
-
+#include <boost/json.hpp>
 #include <boost/program_options/value_semantic.hpp>
+#include <fstream>
+#include <iostream>
+#include <iterator>
 
 #include "absl/strings/str_cat.h"
 #include "keel/cmd/keel/client/http_client.h"
@@ -13,6 +16,7 @@ namespace keel::cli {
 
 std::vector<std::unique_ptr<Command>> BuiltinCommands() {
   std::vector<std::unique_ptr<Command>> commands;
+  commands.push_back(NewCollectionCommand());
   commands.push_back(NewDaemonCommand());
   commands.push_back(NewDeadLettersCommand());
   commands.push_back(NewDeclareCommand());
@@ -97,12 +101,12 @@ const OptionSpec* FindFlag(const std::vector<OptionSpec>& specs, absl::string_vi
 void AddDriverOptions(po::options_description& options, absl::string_view default_driver,
                       bool flag_defaults) {
   po::options_description group("Driver options (`keel drivers` lists each driver's)");
-  group.add_options()
-      ("driver", po::value<std::string>()->default_value(std::string(default_driver)),
-       "event-bus driver, by registered name (see `keel drivers`)")
-      ("driver-option", po::value<std::vector<std::string>>()->composing(),
-       "driver option as key=value; repeatable; an option the driver does not declare is "
-       "refused (e.g. max_events_per_stream=1000)");
+  group.add_options()("driver",
+                      po::value<std::string>()->default_value(std::string(default_driver)),
+                      "event-bus driver, by registered name (see `keel drivers`)")(
+      "driver-option", po::value<std::vector<std::string>>()->composing(),
+      "driver option as key=value; repeatable; an option the driver does not declare is "
+      "refused (e.g. max_events_per_stream=1000)");
   for (const DriverFlag& flag : RegisteredDriverFlags()) {
     if (options.find_nothrow(flag.spec.flag, false) != nullptr) continue;
     auto* value = po::value<DriverFlagValue>();
@@ -176,6 +180,27 @@ int DriverSelectionError(CommandIo& io, absl::string_view command, const absl::S
 int UsageError(CommandIo& io, absl::string_view command, absl::string_view message) {
   io.err << command << ": " << message << "\n";
   return kExitUsage;
+}
+
+absl::StatusOr<std::string> JsonInputFrom(const po::variables_map& vars, absl::string_view what) {
+  if (vars.count("data") && vars.count("data-file")) {
+    return InvalidArgument("give either --data or --data-file, not both");
+  }
+  std::string text;
+  if (vars.count("data")) {
+    text = vars["data"].as<std::string>();
+  } else if (vars.count("data-file")) {
+    const std::string path = vars["data-file"].as<std::string>();
+    std::ifstream file(path, std::ios::binary);
+    if (!file) return InvalidArgument(absl::StrCat("cannot read --data-file '", path, "'"));
+    text.assign(std::istreambuf_iterator<char>(file), std::istreambuf_iterator<char>());
+  } else {
+    text.assign(std::istreambuf_iterator<char>(std::cin), std::istreambuf_iterator<char>());
+  }
+  boost::system::error_code ec;
+  boost::json::parse(text, ec);
+  if (ec) return InvalidArgument(absl::StrCat(what, " is not valid JSON: ", ec.message()));
+  return text;
 }
 
 std::string ActionIn(const po::variables_map& vars,

@@ -286,8 +286,9 @@ class DaemonCommand : public Command {
         "/v1/subscriptions takes them) declared at start; one that differs from the stored one "
         "stops the daemon (resource drift); the file's secrets replace the stored ones")(
         "export", po::value<std::vector<std::string>>()->composing(),
-        "export streams to a directory as JSON-lines files by day, continuously and once "
-        "each: 'PATTERN DIR' or 'PATTERN DIR name=NAME' (PATTERN: a stream, a prefix "
+        "export streams as JSON-lines files by day, continuously and once each: 'PATTERN "
+        "DIR' or 'PATTERN s3://BUCKET/PREFIX endpoint=URL', then settings name=NAME, "
+        "compression=zstd and the s3 cold store's options (PATTERN: a stream, a prefix "
         "'orders.*' or a glob); repeatable")(
         "export-interval", po::value<std::string>()->default_value("1s"),
         "how often each export looks for new events")(

@@ -1,7 +1,8 @@
 // `keel export`: one pass of a lakehouse export from a running daemon, up
 // to each stream's head (rfcs/0011-lakehouse-export.md).
 //
-//   keel export --stream 'orders.*' --out ./lake
+//   keel export --stream 'orders.*' --out ./lake [--compression zstd]
+//   keel export --stream 'orders.*' --out s3://lake/keel --out-option endpoint=http://minio:9000
 //
 // Run again, it goes on after its checkpoints (consumer groups
 // "export.<name>" on the daemon), so a pass a crash interrupted is finished
@@ -16,12 +17,25 @@
 #include "keel/cmd/keel/command.h"
 #include "keel/cmd/keel/export/export_pass.h"
 #include "keel/cmd/keel/export/export_spec.h"
+#include "keel/cmd/keel/export/export_target.h"
 #include "keel/cmd/keel/export/http_export_source.h"
-#include "keel/coldstore/fs/fs_cold_store.h"
 #include "keel/core/clock.h"
+#include "keel/core/status_macros.h"
 
 namespace keel::cli {
 namespace {
+
+absl::StatusOr<lakehouse::ExportSpec> SpecFrom(const po::variables_map& vars) {
+  Config settings{{"name", vars["name"].as<std::string>()},
+                  {"compression", vars["compression"].as<std::string>()}};
+  if (vars.count("out-option")) {
+    for (const std::string& option : vars["out-option"].as<std::vector<std::string>>()) {
+      KEEL_RETURN_IF_ERROR(settings.SetFromAssignment(option));
+    }
+  }
+  return lakehouse::MakeExportSpec(vars["stream"].as<std::string>(), vars["out"].as<std::string>(),
+                                   settings);
+}
 
 class ExportCommand : public Command {
  public:
@@ -33,9 +47,15 @@ class ExportCommand : public Command {
     AddServerOption(options);
     options.add_options()("stream", po::value<std::string>(),
                           "streams to export (required): a name, a prefix ('orders.*') or a glob")(
-        "out", po::value<std::string>(), "the export's directory (required)")(
+        "out", po::value<std::string>(),
+        "where the files go (required): a directory, or s3://BUCKET/PREFIX")(
+        "out-option", po::value<std::vector<std::string>>()->composing(),
+        "an s3 target's option KEY=VALUE (endpoint=URL, region, ...; keys as `keel drivers` "
+        "lists for the cold store s3); repeatable")("compression",
+                                                    po::value<std::string>()->default_value("none"),
+                                                    "none, or zstd for .jsonl.zst files")(
         "name", po::value<std::string>()->default_value(""),
-        "names the export's checkpoints (default: made from the directory's path)")(
+        "names the export's checkpoints (default: made from the target)")(
         "max-file-events", po::value<size_t>()->default_value(100'000), "events per file at most")(
         "max-file-bytes", po::value<size_t>()->default_value(64 << 20), "bytes per file at most");
   }
@@ -47,17 +67,16 @@ class ExportCommand : public Command {
     if (!vars.count("stream") || !vars.count("out")) {
       return UsageError(io, "keel export", "give --stream PATTERN and --out DIR");
     }
-    absl::StatusOr<lakehouse::ExportSpec> spec =
-        lakehouse::MakeExportSpec(vars["stream"].as<std::string>(), vars["out"].as<std::string>(),
-                                  vars["name"].as<std::string>());
+    absl::StatusOr<lakehouse::ExportSpec> spec = SpecFrom(vars);
     if (!spec.ok()) return UsageError(io, "keel export", spec.status().message());
     lakehouse::ExportOptions options;
     options.name = spec->name;
     options.max_file_events = std::max<size_t>(1, vars["max-file-events"].as<size_t>());
     options.max_file_bytes = vars["max-file-bytes"].as<size_t>();
-    absl::StatusOr<std::unique_ptr<FsColdStore>> target = FsColdStore::Open(spec->directory);
+    options.compression = spec->compression;
+    absl::StatusOr<std::unique_ptr<ColdStore>> target = lakehouse::OpenExportTarget(*spec);
     if (!target.ok()) {
-      io.err << "keel export: " << spec->directory << ": " << target.status().message() << "\n";
+      io.err << "keel export: " << target.status().message() << "\n";
       return kExitFailure;
     }
     client::HttpClient http(server->host, server->port, ClientOptionsFrom(vars));

@@ -6,6 +6,8 @@
 //
 //   stream=<s>/year=YYYY/month=MM/day=DD/<s>-<first>-<last>.jsonl
 //
+// or `.jsonl.zst` for a file compressed with zstd (one frame).
+//
 // A name depends only on what the file holds, so an export that a crash
 // interrupted finds the file it had linked by its stream, day and first
 // sequence, and a file never spans a day. Retention gaps an export ran
@@ -28,7 +30,10 @@
 
 namespace keel::lakehouse {
 
-inline constexpr absl::string_view kEventFileSuffix = ".jsonl";
+enum class ExportCompression { kNone, kZstd };
+
+// ".jsonl" or ".jsonl.zst".
+absl::string_view EventFileSuffix(ExportCompression compression);
 
 // The UTC day of `time`: the partition of an event published then.
 absl::CivilDay ExportDayOf(absl::Time time);
@@ -38,7 +43,7 @@ std::string DayDirectory(absl::string_view stream, absl::CivilDay day);
 
 // The object name of the file holding `first`..`last` of `stream`, on `day`.
 std::string EventFileName(absl::string_view stream, absl::CivilDay day, uint64_t first,
-                          uint64_t last);
+                          uint64_t last, ExportCompression compression);
 
 // The start every name of a file beginning at `first` shares: what to list
 // to find one that an interrupted export left.
@@ -47,8 +52,10 @@ std::string EventFilePrefix(absl::string_view stream, absl::CivilDay day, uint64
 struct EventFileRange {
   uint64_t first = 0;
   uint64_t last = 0;
+  ExportCompression compression = ExportCompression::kNone;
 };
-// The sequences a name made by EventFileName holds; nullopt for any other name.
+// The sequences a name made by EventFileName holds, and how the file is
+// compressed; nullopt for any other name.
 std::optional<EventFileRange> ParseEventFileName(absl::string_view name, absl::string_view stream);
 
 // The object name of the record of a retention gap: `from`..`to` of

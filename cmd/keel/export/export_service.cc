@@ -4,7 +4,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "keel/cmd/keel/export/bus_export_source.h"
-#include "keel/coldstore/fs/fs_cold_store.h"
+#include "keel/cmd/keel/export/export_target.h"
 #include "keel/core/clock.h"
 #include "keel/core/status_macros.h"
 
@@ -22,12 +22,7 @@ absl::Status ExportService::Start() {
   if (exports_.empty()) return absl::OkStatus();
   KEEL_ASSIGN_OR_RETURN(source_, BusExportSource::Create(bus_));
   for (Export& job : exports_) {
-    absl::StatusOr<std::unique_ptr<FsColdStore>> target = FsColdStore::Open(job.spec.directory);
-    if (!target.ok()) {
-      return absl::Status(target.status().code(), absl::StrCat("export to ", job.spec.directory,
-                                                               ": ", target.status().message()));
-    }
-    job.target = *std::move(target);
+    KEEL_ASSIGN_OR_RETURN(job.target, OpenExportTarget(job.spec));
   }
   {
     MutexLock lock(&mu_);
@@ -56,6 +51,7 @@ void ExportService::Run() {
 void ExportService::Pass(Export& job) {
   ExportOptions files = options_.files;
   files.name = job.spec.name;
+  files.compression = job.spec.compression;
   files.stop = &stopping_;
   absl::StatusOr<ExportPassReport> report =
       RunExportPass(*source_, *job.target, job.spec.pattern, files, *Clock::Real());
@@ -68,7 +64,7 @@ void ExportService::Pass(Export& job) {
   }
   if (error != job.last_error) {
     if (!error.empty()) {
-      logger_.Error(absl::StrCat("keel daemon: export ", job.spec.name, " to ", job.spec.directory,
+      logger_.Error(absl::StrCat("keel daemon: export ", job.spec.name, " to ", job.spec.target,
                                  ": ", error));
     } else {
       logger_.Info(absl::StrCat("keel daemon: export ", job.spec.name, " recovered"));

@@ -46,35 +46,95 @@ absl::Status CheckName(absl::string_view name) {
   return absl::OkStatus();
 }
 
-}  // namespace
-
-absl::StatusOr<ExportSpec> MakeExportSpec(absl::string_view pattern, absl::string_view directory,
-                                          absl::string_view name) {
-  ExportSpec spec;
-  KEEL_ASSIGN_OR_RETURN(spec.pattern, push::StreamPattern::Parse(pattern));
-  if (directory.empty()) return absl::InvalidArgumentError("an export needs a directory");
+// An absolute, normalised directory without a trailing '/'.
+absl::StatusOr<std::string> AbsoluteDirectory(absl::string_view directory) {
   std::error_code error;
-  spec.directory = std::filesystem::absolute(std::string(directory), error).lexically_normal();
+  std::string absolute =
+      std::filesystem::absolute(std::string(directory), error).lexically_normal();
   if (error) {
     return absl::InvalidArgumentError(
         absl::StrCat("export directory '", directory, "': ", error.message()));
   }
-  while (spec.directory.size() > 1 && absl::EndsWith(spec.directory, "/"))
-    spec.directory.pop_back();
-  spec.name = name.empty() ? DefaultName(spec.directory) : std::string(name);
+  while (absolute.size() > 1 && absl::EndsWith(absolute, "/")) absolute.pop_back();
+  return absolute;
+}
+
+// s3://BUCKET[/PREFIX] without a trailing '/'; its store options are the
+// other settings, with the bucket and prefix from the URL.
+absl::Status SetObjectStoreTarget(absl::string_view target, const Config& settings,
+                                  ExportSpec& spec) {
+  absl::string_view rest = target.substr(kS3TargetScheme.size());
+  while (absl::ConsumeSuffix(&rest, "/")) {
+  }
+  const size_t slash = rest.find('/');
+  const absl::string_view bucket = rest.substr(0, slash);
+  if (bucket.empty()) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("export target '", target, "' is s3://BUCKET[/PREFIX]"));
+  }
+  spec.target = absl::StrCat(kS3TargetScheme, rest);
+  for (const auto& [key, value] : settings.values()) {
+    if (key == "bucket" || key == "prefix") {
+      return absl::InvalidArgumentError(
+          absl::StrCat("export setting '", key,
+                       "': the bucket and prefix are the target's, s3://BUCKET/PREFIX"));
+    }
+    if (key != "name" && key != "compression") spec.store_options.Set(key, value);
+  }
+  spec.store_options.Set("bucket", bucket);
+  if (slash != absl::string_view::npos) spec.store_options.Set("prefix", rest.substr(slash + 1));
+  return absl::OkStatus();
+}
+
+absl::StatusOr<ExportCompression> CompressionOf(const Config& settings) {
+  const std::string compression = settings.GetString("compression", "none");
+  if (compression == "none") return ExportCompression::kNone;
+  if (compression == "zstd") return ExportCompression::kZstd;
+  return absl::InvalidArgumentError(
+      absl::StrCat("export setting compression='", compression, "': none or zstd"));
+}
+
+}  // namespace
+
+absl::StatusOr<ExportSpec> MakeExportSpec(absl::string_view pattern, absl::string_view target,
+                                          const Config& settings) {
+  ExportSpec spec;
+  KEEL_ASSIGN_OR_RETURN(spec.pattern, push::StreamPattern::Parse(pattern));
+  if (target.empty()) return absl::InvalidArgumentError("an export needs a directory or s3:// URL");
+  if (absl::StartsWith(target, kS3TargetScheme)) {
+    KEEL_RETURN_IF_ERROR(SetObjectStoreTarget(target, settings, spec));
+  } else {
+    for (const auto& [key, value] : settings.values()) {
+      if (key != "name" && key != "compression") {
+        return absl::InvalidArgumentError(absl::StrCat(
+            "export setting '", key, "': a directory target takes only name and compression"));
+      }
+    }
+    KEEL_ASSIGN_OR_RETURN(spec.target, AbsoluteDirectory(target));
+  }
+  KEEL_ASSIGN_OR_RETURN(spec.compression, CompressionOf(settings));
+  const std::string name = settings.GetString("name", "");
+  spec.name = name.empty() ? DefaultName(spec.target) : name;
   KEEL_RETURN_IF_ERROR(CheckName(spec.name));
   return spec;
 }
 
 absl::StatusOr<ExportSpec> ParseExportSpec(absl::string_view text) {
   std::vector<absl::string_view> words = absl::StrSplit(text, ' ', absl::SkipWhitespace());
-  absl::string_view name;
-  if (words.size() == 3 && absl::ConsumePrefix(&words[2], "name=")) name = words[2];
-  if (words.size() < 2 || words.size() > 3 || (words.size() == 3 && name.empty())) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("--export wants 'PATTERN DIR' or 'PATTERN DIR name=NAME', got '", text, "'"));
+  if (words.size() < 2) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "--export wants 'PATTERN DIR' or 'PATTERN s3://BUCKET/PREFIX', then any KEY=VALUE, got '",
+        text, "'"));
   }
-  return MakeExportSpec(words[0], words[1], name);
+  Config settings;
+  for (size_t i = 2; i < words.size(); ++i) {
+    if (!absl::StrContains(words[i], '=') || absl::StartsWith(words[i], "=")) {
+      return absl::InvalidArgumentError(absl::StrCat("--export '", text, "': '", words[i],
+                                                     "' is not KEY=VALUE (after 'PATTERN DIR')"));
+    }
+    KEEL_RETURN_IF_ERROR(settings.SetFromAssignment(words[i]));
+  }
+  return MakeExportSpec(words[0], words[1], settings);
 }
 
 }  // namespace keel::lakehouse

@@ -7,6 +7,7 @@
 #include "absl/strings/str_cat.h"
 #include "keel/cmd/keel/export/export_layout.h"
 #include "keel/cmd/keel/export/row_queue.h"
+#include "keel/cmd/keel/export/zstd_codec.h"
 #include "keel/cmd/keel/server/json_codec.h"
 #include "keel/core/cursor.h"
 #include "keel/core/errors.h"
@@ -19,25 +20,30 @@ namespace {
 struct FileCut {
   size_t count = 0;
   std::string name;
+  ExportCompression compression = ExportCompression::kNone;
 };
 
-// The last sequence of a file that an earlier pass linked at `first`, if any.
-absl::StatusOr<std::optional<uint64_t>> LinkedFileEnd(ColdStore& target, absl::string_view stream,
-                                                      absl::CivilDay day, uint64_t first) {
+// The file that an earlier pass linked at `first`, if any.
+absl::StatusOr<std::optional<EventFileRange>> LinkedFile(ColdStore& target,
+                                                         absl::string_view stream,
+                                                         absl::CivilDay day, uint64_t first) {
   KEEL_ASSIGN_OR_RETURN(std::vector<ObjectInfo> objects,
                         target.List(EventFilePrefix(stream, day, first)));
   for (const ObjectInfo& object : objects) {
     std::optional<EventFileRange> range = ParseEventFileName(object.name, stream);
-    if (range && range->first == first) return range->last;
+    if (range && range->first == first) return range;
   }
   return std::nullopt;
 }
 
-// The rows of the file a crashed pass linked, first..last: exactly those.
+// The rows of the file a crashed pass linked, first..last: exactly those,
+// compressed as that file is (whatever this pass's options say), so that
+// the range is never written twice under two names.
 absl::StatusOr<FileCut> CutLinkedFile(RowQueue& rows, absl::string_view stream, absl::CivilDay day,
-                                      uint64_t last) {
+                                      const EventFileRange& linked) {
   const uint64_t first = rows.at(0).sequence;
-  const std::string name = EventFileName(stream, day, first, last);
+  const uint64_t last = linked.last;
+  const std::string name = EventFileName(stream, day, first, last, linked.compression);
   size_t count = 0;
   while (true) {
     KEEL_ASSIGN_OR_RETURN(bool has, rows.Has(count));
@@ -49,7 +55,7 @@ absl::StatusOr<FileCut> CutLinkedFile(RowQueue& rows, absl::string_view stream, 
         "export file ", name, " holds events up to sequence ", last, " but the stream has ",
         rows.at(count - 1).sequence, " as its last: the bus lost events the export had written"));
   }
-  return FileCut{count, name};
+  return FileCut{count, name, linked.compression};
 }
 
 // The rows of a new file: one day, consecutive, within the size bounds.
@@ -78,10 +84,13 @@ absl::StatusOr<std::optional<FileCut>> CutNewFile(RowQueue& rows, absl::string_v
   }
   const ExportRow& first = rows.at(0);
   if (!closed && clock.Now() - first.time < options.flush_after) return std::nullopt;
-  return FileCut{count, EventFileName(stream, day, first.sequence, rows.at(count - 1).sequence)};
+  return FileCut{
+      count,
+      EventFileName(stream, day, first.sequence, rows.at(count - 1).sequence, options.compression),
+      options.compression};
 }
 
-std::string FileBytes(const RowQueue& rows, size_t count) {
+std::string FileLines(const RowQueue& rows, size_t count) {
   size_t size = 0;
   for (size_t i = 0; i < count; ++i) size += rows.at(i).json.size() + 1;
   std::string bytes;
@@ -91,6 +100,25 @@ std::string FileBytes(const RowQueue& rows, size_t count) {
     bytes.push_back('\n');
   }
   return bytes;
+}
+
+// Links the file `cut` names with `lines`, compressed as it says. A zstd
+// file found under the name is compared by content: another libzstd may
+// have compressed the same lines to other bytes.
+absl::StatusOr<PutOutcome> LinkFile(ColdStore& target, const FileCut& cut, const std::string& lines,
+                                    uint64_t& bytes) {
+  if (cut.compression == ExportCompression::kNone) {
+    bytes = lines.size();
+    return target.PutIfAbsent(cut.name, lines);
+  }
+  KEEL_ASSIGN_OR_RETURN(const std::string compressed, ZstdCompress(lines));
+  bytes = compressed.size();
+  absl::StatusOr<PutOutcome> outcome = target.PutIfAbsent(cut.name, compressed);
+  if (outcome.ok() || GetErrorKind(outcome.status()) != ErrorKind::kConflict) return outcome;
+  KEEL_ASSIGN_OR_RETURN(const std::string existing, target.Read(cut.name));
+  absl::StatusOr<std::string> content = ZstdDecompress(existing);
+  if (content.ok() && *content == lines) return PutOutcome::kAlreadyPresent;
+  return outcome;
 }
 
 absl::Status RecordGaps(ColdStore& target, absl::string_view stream,
@@ -153,17 +181,17 @@ absl::StatusOr<StreamExportReport> ExportStream(ExportSource& source, ColdStore&
     KEEL_RETURN_IF_ERROR(RecordGaps(target, stream, rows.TakeGaps(), report));
     if (!any) break;
     const absl::CivilDay day = ExportDayOf(rows.at(0).time);
-    KEEL_ASSIGN_OR_RETURN(std::optional<uint64_t> linked_end,
-                          LinkedFileEnd(target, stream, day, rows.at(0).sequence));
+    KEEL_ASSIGN_OR_RETURN(std::optional<EventFileRange> linked,
+                          LinkedFile(target, stream, day, rows.at(0).sequence));
     std::optional<FileCut> cut;
-    if (linked_end) {
-      KEEL_ASSIGN_OR_RETURN(cut, CutLinkedFile(rows, stream, day, *linked_end));
+    if (linked) {
+      KEEL_ASSIGN_OR_RETURN(cut, CutLinkedFile(rows, stream, day, *linked));
     } else {
       KEEL_ASSIGN_OR_RETURN(cut, CutNewFile(rows, stream, day, options, clock));
     }
     if (!cut) break;
-    const std::string bytes = FileBytes(rows, cut->count);
-    absl::StatusOr<PutOutcome> outcome = target.PutIfAbsent(cut->name, bytes);
+    uint64_t bytes = 0;
+    absl::StatusOr<PutOutcome> outcome = LinkFile(target, *cut, FileLines(rows, cut->count), bytes);
     if (!outcome.ok()) {
       return WithContext(outcome.status(), absl::StrCat("export file ", cut->name));
     }
@@ -171,7 +199,7 @@ absl::StatusOr<StreamExportReport> ExportStream(ExportSource& source, ColdStore&
     KEEL_RETURN_IF_ERROR(source.SetCheckpoint(stream, group, last.cursor));
     ++(*outcome == PutOutcome::kCreated ? report.files_written : report.files_adopted);
     report.events += cut->count;
-    report.bytes += bytes.size();
+    report.bytes += bytes;
     report.exported_through = last.sequence;
     rows.Drop(cut->count);
   }

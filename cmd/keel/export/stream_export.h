@@ -25,6 +25,7 @@
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
 #include "absl/time/time.h"
+#include "keel/cmd/keel/export/export_layout.h"
 #include "keel/cmd/keel/export/export_source.h"
 #include "keel/coldstore/cold_store.h"
 #include "keel/core/clock.h"
@@ -37,7 +38,10 @@ struct ExportOptions {
   // A file holds at most this many events, and stops at the first event
   // that would take it past `max_file_bytes` (one event always fits).
   size_t max_file_events = 100'000;
-  size_t max_file_bytes = 64 << 20;
+  size_t max_file_bytes = 64 << 20;  // Before compression.
+  // Files of a new range: `.jsonl`, or `.jsonl.zst` for kZstd. A range a
+  // crashed pass linked is finished as that file is.
+  ExportCompression compression = ExportCompression::kNone;
   // A file that the stream's head ends (rather than a day or a size) is
   // written only once its first event is this old, so that a continuous
   // export of a quiet stream does not write a file per pass. Zero: every
@@ -54,10 +58,10 @@ struct ExportOptions {
 std::string CheckpointGroup(absl::string_view export_name);
 
 struct StreamExportReport {
-  uint64_t files_written = 0;  // Linked by this pass.
-  uint64_t files_adopted = 0;  // Found linked by an interrupted pass, identical.
-  uint64_t events = 0;         // In those files.
-  uint64_t bytes = 0;
+  uint64_t files_written = 0;     // Linked by this pass.
+  uint64_t files_adopted = 0;     // Found linked by an interrupted pass, identical.
+  uint64_t events = 0;            // In those files.
+  uint64_t bytes = 0;             // As stored (compressed).
   uint64_t gaps = 0;              // Gap files written.
   uint64_t missed = 0;            // Events they record.
   uint64_t exported_through = 0;  // The checkpoint's sequence after the pass.

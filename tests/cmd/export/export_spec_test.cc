@@ -17,7 +17,7 @@ TEST(ExportSpecTest, APatternAndADirectory) {
   ASSERT_OK_AND_ASSIGN(ExportSpec spec, ParseExportSpec("orders.*  /var/lake/"));
   EXPECT_TRUE(spec.pattern.Matches("orders.eu"));
   EXPECT_FALSE(spec.pattern.Matches("payments"));
-  EXPECT_EQ(spec.directory, "/var/lake");
+  EXPECT_EQ(spec.target, "/var/lake");
   EXPECT_THAT(spec.name, MatchesRegex("lake-[0-9a-f]{8}"));
 }
 
@@ -34,7 +34,30 @@ TEST(ExportSpecTest, AGivenName) {
   EXPECT_EQ(spec.name, "nightly");
 }
 
+TEST(ExportSpecTest, CompressionAndAnObjectStoreTarget) {
+  ASSERT_OK_AND_ASSIGN(ExportSpec zstd, ParseExportSpec("orders /lake compression=zstd"));
+  EXPECT_EQ(zstd.compression, ExportCompression::kZstd);
+  EXPECT_FALSE(zstd.object_store());
+  ASSERT_OK_AND_ASSIGN(ExportSpec s3, ParseExportSpec("orders s3://lake/keel/events/ "
+                                                      "endpoint=http://127.0.0.1:9000 name=n"));
+  EXPECT_TRUE(s3.object_store());
+  EXPECT_EQ(s3.target, "s3://lake/keel/events");
+  EXPECT_EQ(s3.store_options.GetString("bucket", ""), "lake");
+  EXPECT_EQ(s3.store_options.GetString("prefix", ""), "keel/events");
+  EXPECT_EQ(s3.store_options.GetString("endpoint", ""), "http://127.0.0.1:9000");
+  EXPECT_FALSE(s3.store_options.Has("name"));
+  ASSERT_OK_AND_ASSIGN(ExportSpec other, ParseExportSpec("orders s3://lake/other"));
+  EXPECT_THAT(other.name, MatchesRegex("other-[0-9a-f]{8}"));
+}
+
 TEST(ExportSpecTest, BadSpecsSayWhatIsWrong) {
+  EXPECT_THAT(ParseExportSpec("orders /lake compression=lz4").status().message(),
+              HasSubstr("none or zstd"));
+  EXPECT_THAT(ParseExportSpec("orders /lake endpoint=http://x").status().message(),
+              HasSubstr("only name and compression"));
+  EXPECT_THAT(ParseExportSpec("orders s3:///x").status().message(), HasSubstr("s3://BUCKET"));
+  EXPECT_THAT(ParseExportSpec("orders s3://b/p bucket=c").status().message(),
+              HasSubstr("the target's"));
   EXPECT_THAT(ParseExportSpec("orders").status().message(), HasSubstr("'PATTERN DIR'"));
   EXPECT_THAT(ParseExportSpec("orders /lake extra").status().message(), HasSubstr("'PATTERN DIR'"));
   EXPECT_THAT(ParseExportSpec("orders /lake name=a/b").status().message(),

@@ -10,11 +10,13 @@
 #include <memory>
 #include <string>
 
+#include "absl/strings/match.h"
 #include "absl/strings/str_split.h"
 #include "keel/cmd/keel/export/bus_export_source.h"
 #include "keel/cmd/keel/export/export_layout.h"
 #include "keel/cmd/keel/export/export_pass.h"
 #include "keel/cmd/keel/export/stream_export.h"
+#include "keel/cmd/keel/export/zstd_codec.h"
 #include "keel/coldstore/fs/fs_cold_store.h"
 #include "keel/core/clock.h"
 #include "keel/core/driver_factory.h"
@@ -114,8 +116,9 @@ class ExportTest : public ::testing::Test {
   }
 
   std::string EventFile(absl::CivilDay day, uint64_t first, uint64_t last,
-                        const std::string& stream = "orders") {
-    return EventFileName(stream, day, first, last);
+                        const std::string& stream = "orders",
+                        ExportCompression compression = ExportCompression::kNone) {
+    return EventFileName(stream, day, first, last, compression);
   }
 
   testing::TempDir dir_;
@@ -226,6 +229,77 @@ TEST_F(ExportTest, AFileOfOtherBytesInTheWayIsAnErrorAndStaysAsItWas) {
               HasErrorKind(ErrorKind::kNotFound));
 }
 
+TEST_F(ExportTest, CompressedFilesHoldTheLinesAPlainExportWrites) {
+  PublishN("orders", 7);
+  options_.max_file_events = 4;
+  ASSERT_OK(Export("orders", *target_).status());
+  std::unique_ptr<FsColdStore> zstd = OpenTarget("zstd");
+  options_.name = "zstd";
+  options_.compression = ExportCompression::kZstd;
+  ASSERT_OK_AND_ASSIGN(StreamExportReport report, Export("orders", *zstd));
+  EXPECT_EQ(report.files_written, 2u);
+  const absl::CivilDay day(2026, 12, 5);
+  const std::map<std::string, std::string> plain = Files(*target_);
+  const std::map<std::string, std::string> compressed = Files(*zstd);
+  ASSERT_EQ(compressed.size(), 2u);
+  for (auto [first, last] : {std::pair<uint64_t, uint64_t>{1, 4}, {5, 7}}) {
+    const std::string name = EventFile(day, first, last, "orders", ExportCompression::kZstd);
+    ASSERT_TRUE(compressed.count(name)) << name;
+    EXPECT_NE(compressed.at(name), plain.at(EventFile(day, first, last)));
+    ASSERT_OK_AND_ASSIGN(std::string lines, ZstdDecompress(compressed.at(name)));
+    EXPECT_EQ(lines, plain.at(EventFile(day, first, last)));
+  }
+}
+
+TEST_F(ExportTest, AnInterruptedCompressedFileIsFinishedCompressedAndComparedByContent) {
+  PublishN("orders", 4);
+  options_.compression = ExportCompression::kZstd;
+  CheckpointFailingSource crashing(*source_);
+  EXPECT_THAT(Export("orders", *target_, &crashing), StatusIs(absl::StatusCode::kUnavailable));
+  const absl::CivilDay day(2026, 12, 5);
+  const std::string linked = EventFile(day, 1, 4, "orders", ExportCompression::kZstd);
+  ASSERT_OK_AND_ASSIGN(std::string lines, ZstdDecompress(Files(*target_).at(linked)));
+  // Another libzstd may frame the same lines differently: the same content
+  // in two frames is still that file.
+  const size_t half = lines.find('\n') + 1;
+  ASSERT_OK(target_->Delete(linked));
+  ASSERT_OK_AND_ASSIGN(std::string head, ZstdCompress(lines.substr(0, half)));
+  ASSERT_OK_AND_ASSIGN(std::string tail, ZstdCompress(lines.substr(half)));
+  ASSERT_OK(target_->PutIfAbsent(linked, head + tail).status());
+
+  // Restarted without compression, the export adopts the compressed file
+  // rather than writing 1-4 again as .jsonl, and goes on plain.
+  PublishN("orders", 2);
+  options_.compression = ExportCompression::kNone;
+  ASSERT_OK_AND_ASSIGN(StreamExportReport report, Export("orders", *target_));
+  EXPECT_EQ(report.files_adopted, 1u);
+  EXPECT_EQ(report.files_written, 1u);
+  std::vector<std::string> names;
+  for (const auto& [name, bytes] : Files(*target_)) names.push_back(name);
+  EXPECT_THAT(names, ElementsAre(linked, EventFile(day, 5, 6)));
+
+  // Other content under the name is a clash, as for a plain file.
+  ASSERT_OK(target_->Delete(linked));
+  ASSERT_OK_AND_ASSIGN(std::string other, ZstdCompress(lines.substr(half)));
+  ASSERT_OK(target_->PutIfAbsent(linked, other).status());
+  options_.name = "again";
+  options_.compression = ExportCompression::kZstd;
+  EXPECT_THAT(Export("orders", *target_), HasErrorKind(ErrorKind::kConflict));
+}
+
+TEST(ZstdCodecTest, RoundTripsAndRefusesWhatIsNotAWholeFrame) {
+  std::string big;
+  for (int i = 0; i < 300'000; ++i) absl::StrAppend(&big, "{\"n\":", i, "}\n");
+  ASSERT_OK_AND_ASSIGN(std::string frame, ZstdCompress(big));
+  EXPECT_LT(frame.size(), big.size() / 4);
+  ASSERT_OK_AND_ASSIGN(std::string round_trip, ZstdDecompress(frame));
+  EXPECT_EQ(round_trip, big);
+  EXPECT_THAT(ZstdDecompress(frame.substr(0, frame.size() / 2)),
+              StatusIs(absl::StatusCode::kDataLoss));
+  EXPECT_THAT(ZstdDecompress("plain text"), StatusIs(absl::StatusCode::kDataLoss));
+  EXPECT_THAT(ZstdDecompress(""), StatusIs(absl::StatusCode::kDataLoss));
+}
+
 TEST_F(ExportTest, EventsTrimmedBeforeTheExportReadThemAreRecordedAsAGap) {
   ASSERT_OK_AND_ASSIGN(StreamPolicy policy, StreamPolicy::Parse("max_events=3"));
   ASSERT_OK(bus_->Declare("orders", policy));
@@ -278,16 +352,22 @@ TEST_F(ExportTest, APassExportsTheStreamsItsPatternMatches) {
 
 TEST(ExportLayoutTest, NamesSortBySequenceAndParseBack) {
   const absl::CivilDay day(2026, 1, 2);
-  const std::string nine = EventFileName("a", day, 9, 9);
-  const std::string ten = EventFileName("a", day, 10, 12);
+  constexpr ExportCompression kPlain = ExportCompression::kNone;
+  const std::string nine = EventFileName("a", day, 9, 9, kPlain);
+  const std::string ten = EventFileName("a", day, 10, 12, kPlain);
   EXPECT_LT(nine, ten);
   EXPECT_EQ(DayDirectory("a", day), "stream=a/year=2026/month=01/day=02/");
   std::optional<EventFileRange> range = ParseEventFileName(ten, "a");
   ASSERT_TRUE(range.has_value());
   EXPECT_EQ(range->first, 10u);
   EXPECT_EQ(range->last, 12u);
+  EXPECT_EQ(range->compression, kPlain);
+  const std::string zstd = EventFileName("a", day, 10, 12, ExportCompression::kZstd);
+  EXPECT_TRUE(absl::EndsWith(zstd, "-00000000000000000012.jsonl.zst")) << zstd;
+  ASSERT_TRUE(ParseEventFileName(zstd, "a").has_value());
+  EXPECT_EQ(ParseEventFileName(zstd, "a")->compression, ExportCompression::kZstd);
   // A file of stream "a-b" is not one of "a", nor a gap record an event file.
-  EXPECT_FALSE(ParseEventFileName(EventFileName("a-b", day, 1, 2), "a").has_value());
+  EXPECT_FALSE(ParseEventFileName(EventFileName("a-b", day, 1, 2, kPlain), "a").has_value());
   EXPECT_FALSE(ParseEventFileName(GapFileName("a", 1, 2), "a").has_value());
 }
 

@@ -280,5 +280,30 @@ TEST_F(CollectionsTest, HistoryRetentionRemovedIsAGapNeverAPartialAnswer) {
   EXPECT_EQ(now.version, 4u);
 }
 
+TEST_F(CollectionsTest, DeletingTheStreamDeletesItsDocuments) {
+  ASSERT_OK(Put("ada", R"({"v":1})").status());
+  ASSERT_OK(Put("ada", R"({"v":2})").status());
+  ASSERT_OK(Put("bob", R"({"v":1})").status());
+  ASSERT_OK(docs().Put("users.archive", "ada", R"({"kept":true})", {}).status());
+  ASSERT_OK(bus_->DeleteStream("users").status());
+  EXPECT_THAT(docs().Get("users", "ada"), HasErrorKind(ErrorKind::kNotFound));
+  EXPECT_THAT(docs().Get("users", "bob"), HasErrorKind(ErrorKind::kNotFound));
+  // Another collection whose name starts alike keeps its documents.
+  EXPECT_OK(docs().Get("users.archive", "ada").status());
+
+  // The collection made again starts over, across a restart too: no
+  // version, `before` or history of the deleted one.
+  ASSERT_OK_AND_ASSIGN(Document fresh, Put("ada", R"({"v":"new"})", 0));
+  EXPECT_EQ(fresh.version, 1u);
+  Restart();
+  ASSERT_OK_AND_ASSIGN(std::vector<Document> history, docs().History("users", "ada"));
+  ASSERT_EQ(history.size(), 1u);
+  EXPECT_EQ(history[0].body, R"({"v":"new"})");
+  std::vector<boost::json::object> changes = Changes();
+  ASSERT_EQ(changes.size(), 1u);
+  EXPECT_EQ(changes[0].at("type").as_string(), "users.insert");
+  EXPECT_TRUE(changes[0].at("before").is_null());
+}
+
 }  // namespace
 }  // namespace keel::testing

@@ -5,9 +5,8 @@
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
-#include "google/protobuf/struct.pb.h"
-#include "google/protobuf/util/json_util.h"
 #include "keel/core/errors.h"
+#include "keel/core/json_syntax.h"
 
 namespace keel {
 namespace {
@@ -95,11 +94,9 @@ absl::StatusOr<DocumentChange> ReadDocumentChange(const Event& event, absl::stri
 }
 
 absl::Status ValidateJsonBody(absl::string_view body) {
-  google::protobuf::Value value;
-  const auto parsed = google::protobuf::util::JsonStringToMessage(
-      google::protobuf::StringPiece(body.data(), body.size()), &value);
-  if (!parsed.ok()) {
-    return InvalidArgument(absl::StrCat("a document must be JSON: ", parsed.message().ToString()));
+  std::string error;
+  if (!IsJsonText(body, &error)) {
+    return InvalidArgument(absl::StrCat("a document must be JSON: ", error));
   }
   return absl::OkStatus();
 }

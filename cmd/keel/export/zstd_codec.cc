@@ -37,7 +37,10 @@ absl::StatusOr<std::string> ZstdDecompress(absl::string_view frames) {
   ZSTD_inBuffer in{frames.data(), frames.size(), 0};
   size_t last = 0;
   size_t produced = 0;
-  // A full output chunk may leave output pending even with all input read.
+  // Another call is due while input remains, or while a frame is unfinished
+  // and the last chunk filled up (its output may be pending). A frame that
+  // ends exactly at a full chunk is finished: calling again then would read
+  // as the start of a next frame with no input.
   do {
     const size_t start = out.size();
     out.resize(start + kOutChunk);
@@ -48,7 +51,7 @@ absl::StatusOr<std::string> ZstdDecompress(absl::string_view frames) {
     if (ZSTD_isError(last)) {
       return absl::DataLossError(absl::StrCat("not a zstd frame: ", ZSTD_getErrorName(last)));
     }
-  } while (in.pos < in.size || produced == kOutChunk);
+  } while (in.pos < in.size || (last != 0 && produced == kOutChunk));
   if (last != 0 || frames.empty()) return absl::DataLossError("a zstd frame ends short");
   return out;
 }

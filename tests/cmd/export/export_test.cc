@@ -300,6 +300,22 @@ TEST(ZstdCodecTest, RoundTripsAndRefusesWhatIsNotAWholeFrame) {
   EXPECT_THAT(ZstdDecompress(""), StatusIs(absl::StatusCode::kDataLoss));
 }
 
+TEST(ZstdCodecTest, ContentOfWholeMebibytesDecompresses) {
+  // The decoder's output chunks are 1 MiB: content that ends exactly at a
+  // chunk's end, in one frame or in two.
+  const std::string mebibyte(1 << 20, 'x');
+  for (const std::string& content : {mebibyte, mebibyte + mebibyte}) {
+    ASSERT_OK_AND_ASSIGN(std::string frame, ZstdCompress(content));
+    ASSERT_OK_AND_ASSIGN(std::string decompressed, ZstdDecompress(frame));
+    EXPECT_EQ(decompressed, content);
+  }
+  ASSERT_OK_AND_ASSIGN(std::string first, ZstdCompress(mebibyte));
+  ASSERT_OK_AND_ASSIGN(std::string two_frames, ZstdDecompress(first + first));
+  EXPECT_EQ(two_frames, mebibyte + mebibyte);
+  EXPECT_THAT(ZstdDecompress(first.substr(0, first.size() - 1)),
+              StatusIs(absl::StatusCode::kDataLoss));
+}
+
 TEST_F(ExportTest, EventsTrimmedBeforeTheExportReadThemAreRecordedAsAGap) {
   ASSERT_OK_AND_ASSIGN(StreamPolicy policy, StreamPolicy::Parse("max_events=3"));
   ASSERT_OK(bus_->Declare("orders", policy));

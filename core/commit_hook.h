@@ -12,17 +12,27 @@
 #include <vector>
 
 #include "absl/status/status.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/string_view.h"
 #include "absl/types/span.h"
 #include "keel/core/event.h"
 
 namespace keel {
 
 // A MetadataStore record (core/metadata_store.h) to put in the same atomic
-// write as an append's events.
+// write as an append's events. Its key starts with StreamRecordPrefix of
+// the append's stream: the records belong to that stream, and deleting the
+// stream deletes them with its events, on the committing thread, so that
+// no append commits a record between the two.
 struct LogRecord {
   std::string key;
   std::string value;
 };
+
+// "doc/<stream>/": where the records of appends to `stream` live.
+inline std::string StreamRecordPrefix(absl::string_view stream) {
+  return absl::StrCat("doc/", stream, "/");
+}
 
 class CommitHook {
  public:

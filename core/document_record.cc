@@ -5,6 +5,7 @@
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
+#include "keel/core/commit_hook.h"
 #include "keel/core/errors.h"
 #include "keel/core/json_syntax.h"
 
@@ -31,7 +32,7 @@ uint64_t AttributeNumber(const Event& event, const char* name, bool& ok) {
 }  // namespace
 
 std::string DocumentKey(absl::string_view collection, absl::string_view id) {
-  return absl::StrCat("doc/", collection, "/", id);
+  return absl::StrCat(StreamRecordPrefix(collection), id);
 }
 
 std::string EncodeDocumentRecord(const DocumentRecord& record) {

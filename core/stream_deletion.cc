@@ -6,7 +6,6 @@
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
-#include "keel/core/document_record.h"
 #include "keel/core/errors.h"
 #include "keel/core/group_record.h"
 #include "keel/core/status_macros.h"
@@ -150,7 +149,6 @@ absl::Status StreamDeleter::Finish(absl::string_view stream,
   for (const DeletionTarget& target : targets) {
     KEEL_ASSIGN_OR_RETURN(uint64_t groups, DeleteGroups(target.stream));
     report.groups += groups;
-    KEEL_RETURN_IF_ERROR(DeleteDocuments(target.stream));
     if (target.stream != stream) KEEL_RETURN_IF_ERROR(policies_.Forget(target.stream));
     KEEL_RETURN_IF_ERROR(hooks_.delete_events(target.stream, target.incarnation_start));
   }
@@ -166,13 +164,6 @@ absl::StatusOr<uint64_t> StreamDeleter::DeleteGroups(absl::string_view stream) {
                         store_.List(GroupKey(stream, "")));
   for (const auto& [key, value] : groups) KEEL_RETURN_IF_ERROR(store_.Delete(key));
   return groups.size();
-}
-
-absl::Status StreamDeleter::DeleteDocuments(absl::string_view stream) {
-  KEEL_ASSIGN_OR_RETURN(std::vector<MetadataStore::Record> documents,
-                        store_.List(DocumentKey(stream, "")));
-  for (const auto& [key, value] : documents) KEEL_RETURN_IF_ERROR(store_.Delete(key));
-  return absl::OkStatus();
 }
 
 }  // namespace keel

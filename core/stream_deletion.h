@@ -5,10 +5,11 @@
 // naming every stream it removes — the stream, a topic's partitions, and
 // each one's dead-letter stream — with where each one's incarnation started
 // (StreamInfo::incarnation_start). Then, stream by stream: its consumer groups' records, its
-// declaration, then its events, through the driver's hook, which ends the
+// declaration, then its events and the records its appends stored (a
+// collection's documents), through the driver's hook, which ends the
 // stream's incarnation only while it still starts where the tombstone
-// recorded; a collection's document records go with its stream. Last, the topic's own declaration
-// and the tombstone go. Every step can run again: a bus that opens with a tombstone finishes that
+// recorded. Last, the topic's own declaration and the tombstone go. Every
+// step can run again: a bus that opens with a tombstone finishes that
 // deletion (ResumeAll) before it serves anything, and a resumed deletion
 // whose events were already gone never touches the stream's new
 // incarnation (which starts elsewhere).
@@ -85,8 +86,6 @@ class StreamDeleter {
   absl::Status Finish(absl::string_view stream, const std::vector<DeletionTarget>& targets,
                       DeletionReport& report) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   absl::StatusOr<uint64_t> DeleteGroups(absl::string_view stream);
-  // The records of the collection the stream is the change stream of.
-  absl::Status DeleteDocuments(absl::string_view stream);
   // Finishes the deletion `key`'s tombstone records.
   absl::Status FinishRecorded(absl::string_view key, absl::string_view text, DeletionReport& report)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);

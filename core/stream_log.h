@@ -162,7 +162,9 @@ class StreamLog {
     return absl::UnimplementedError("this log cannot delete streams");
   }
   // Removes up to about `budget` of the records deletions of `stream` left
-  // behind; returns whether more remain. A mutating call.
+  // behind (its old entries and idempotency keys, and the records its
+  // appends stored under StreamRecordPrefix); returns whether more remain.
+  // A mutating call.
   virtual absl::StatusOr<bool> SweepDeleted(absl::string_view stream, size_t budget) {
     (void)stream, (void)budget;
     return false;

@@ -5,6 +5,7 @@
 #include "absl/container/inlined_vector.h"
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
+#include "keel/core/commit_hook.h"
 #include "keel/core/errors.h"
 #include "keel/core/publish_validation.h"
 #include "keel/core/status_macros.h"
@@ -374,12 +375,26 @@ absl::StatusOr<bool> DurableLog::SweepDeleted(absl::string_view stream, size_t b
   KEEL_RETURN_IF_ERROR(it->status());
   KEEL_RETURN_IF_ERROR(
       StageForgetKeysThrough(*store_, batch, stream, start, budget - batch.size()).status());
+  KEEL_RETURN_IF_ERROR(StageStreamRecordDeletes(stream, budget, batch));
   if (batch.size() == 0) return false;
   const bool more = batch.size() >= budget;
-  // Unsynced: a crash that loses these deletes leaves records nothing reads,
-  // and the deletion's tombstone, still there, sweeps them again.
+  // Unsynced: a crash that loses these deletes leaves the deletion's
+  // tombstone, which sweeps them again before the bus serves anything; the
+  // tombstone's own synced removal comes after every sweep.
   KEEL_RETURN_IF_ERROR(store_->Write(batch, WriteOptions{.sync = false}));
   return more;
+}
+
+// The records appends to `stream` stored (a collection's documents), up to
+// `budget` deletes in `batch` in all.
+absl::Status DurableLog::StageStreamRecordDeletes(absl::string_view stream, size_t budget,
+                                                  WriteBatch& batch) {
+  const std::string prefix = MetadataRecordKey(StreamRecordPrefix(stream));
+  std::unique_ptr<StoreIterator> it = store_->NewIterator(KeyRange::Prefix(prefix));
+  for (it->Seek(prefix); it->Valid() && batch.size() < budget; it->Next()) {
+    batch.Delete(it->key());
+  }
+  return it->status();
 }
 
 absl::Status DurableLog::Commit(GroupState& state, bool checkpoint) {

@@ -153,6 +153,8 @@ class DurableLog final : public StreamLog, private TierHost {
   absl::Status AdoptHeadless(absl::string_view stream);
   GroupState::Staged& StagedHead(GroupState& state, absl::string_view stream);
   absl::Status StageAppend(GroupState& state, const LogAppend& part);
+  // Deletes of the records appends to a deleted stream stored (SweepDeleted).
+  absl::Status StageStreamRecordDeletes(absl::string_view stream, size_t budget, WriteBatch& batch);
   // Stages the heads `state` must write, writes it and installs its heads.
   absl::Status Commit(GroupState& state, bool checkpoint);
   // Puts the heads `state` must write, and lists in state.unwritten the

@@ -1,12 +1,14 @@
 #include "keel/cmd/keel/api_call.h"
 
-#include <boost/json.hpp>
 #include <ostream>
+
+#include <boost/json.hpp>
 
 #include "absl/strings/str_cat.h"
 #include "keel/cmd/keel/client/errors.h"
 #include "keel/cmd/keel/client/http_client.h"
 #include "keel/cmd/keel/client/raw_json.h"
+#include "keel/core/json_syntax.h"
 
 namespace keel::cli {
 
@@ -23,7 +25,10 @@ int RunApiCall(const ApiCall& call, CommandIo& io) {
   std::optional<absl::string_view> lines;
   if (status.ok()) {
     boost::system::error_code ec;
-    boost::json::value root = boost::json::parse(response->body, ec);
+    // As deep as the documents the daemon stores, inside their envelope.
+    boost::json::parse_options options;
+    options.max_depth = kMaxJsonDepth + 4;
+    boost::json::value root = boost::json::parse(response->body, ec, {}, options);
     if (!call.lines_of.empty() && !ec) lines = client::RawMember(response->body, call.lines_of);
     if (ec || !root.is_object() || (!call.lines_of.empty() && !lines)) {
       status = absl::InternalError(

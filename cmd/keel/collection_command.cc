@@ -16,6 +16,7 @@
 #include "keel/cmd/keel/api_call.h"
 #include "keel/cmd/keel/client/http_client.h"
 #include "keel/cmd/keel/command.h"
+#include "keel/core/json_syntax.h"
 
 namespace keel::cli {
 namespace {
@@ -39,15 +40,15 @@ class CollectionCommand : public Command {
   }
   void AddOptions(po::options_description& options) const override {
     AddServerOption(options);
-    options.add_options()("action", po::value<std::string>(),
-                          "put | get | delete | history (positional)")(
-        "collection", po::value<std::string>(), "the collection, also its stream (required)")(
-        "id", po::value<std::string>(), "the document's id (required)")(
-        "data", po::value<std::string>(), "put: the document as JSON (default: stdin)")(
-        "data-file", po::value<std::string>(), "put: read the document from this file")(
-        "if-match", po::value<uint64_t>(),
-        "put, delete: only if the document is at this version (0: absent)")(
-        "at", po::value<std::string>(), "get: as of a change event's cursor or an RFC 3339 time");
+    options.add_options()
+        ("action", po::value<std::string>(), "put | get | delete | history (positional)")
+        ("collection", po::value<std::string>(), "the collection, also its stream (required)")
+        ("id", po::value<std::string>(), "the document's id (required)")
+        ("data", po::value<std::string>(), "put: the document as JSON (default: stdin)")
+        ("data-file", po::value<std::string>(), "put: read the document from this file")
+        ("if-match", po::value<uint64_t>(),
+         "put, delete: only if the document is at this version (0: absent)")
+        ("at", po::value<std::string>(), "get: as of a change event's cursor or an RFC 3339 time");
   }
   std::vector<std::string> Positionals() const override { return {"action"}; }
 
@@ -57,20 +58,25 @@ class CollectionCommand : public Command {
     if (action.empty()) return usage("give an action: put, get, delete or history");
     if (!vars.count("collection")) return usage("--collection is required");
     if (!vars.count("id")) return usage("--id is required");
+    const bool writes = action == "put" || action == "delete";
+    if (vars.count("if-match") && !writes) return usage("--if-match is for put and delete");
+    if (vars.count("at") && action != "get") return usage("--at is for get");
+    if ((vars.count("data") || vars.count("data-file")) && action != "put") {
+      return usage("--data and --data-file are for put");
+    }
     std::vector<std::string> path = {"v1", "collections", vars["collection"].as<std::string>(),
                                      "docs", vars["id"].as<std::string>()};
-    ApiCall call{kName,
-                 vars["server"].as<std::string>(),
-                 "GET",
-                 "",
-                 "",
-                 "",
-                 ClientOptionsFrom(vars),
-                 ExpectedVersionHeaders(vars)};
+    ApiCall call{.command = kName,
+                 .server = vars["server"].as<std::string>(),
+                 .method = "GET",
+                 .client = ClientOptionsFrom(vars),
+                 .headers = ExpectedVersionHeaders(vars)};
     std::vector<std::pair<std::string, std::string>> query;
     if (action == "put") {
-      absl::StatusOr<std::string> document = JsonInputFrom(vars, "the document");
+      absl::StatusOr<std::string> document = DataTextFrom(vars);
       if (!document.ok()) return usage(document.status().message());
+      std::string error;
+      if (!IsJsonText(*document, &error)) return usage("the document is not JSON: " + error);
       call.method = "PUT";
       call.body = *std::move(document);
       call.headers.emplace_back("Content-Type", "application/json");

@@ -1,11 +1,11 @@
 #include "keel/cmd/keel/command.h"
 
 #include <algorithm>
-#include <boost/json.hpp>
-#include <boost/program_options/value_semantic.hpp>
 #include <fstream>
 #include <iostream>
 #include <iterator>
+
+#include <boost/program_options/value_semantic.hpp>
 
 #include "absl/strings/str_cat.h"
 #include "keel/cmd/keel/client/http_client.h"
@@ -101,12 +101,12 @@ const OptionSpec* FindFlag(const std::vector<OptionSpec>& specs, absl::string_vi
 void AddDriverOptions(po::options_description& options, absl::string_view default_driver,
                       bool flag_defaults) {
   po::options_description group("Driver options (`keel drivers` lists each driver's)");
-  group.add_options()("driver",
-                      po::value<std::string>()->default_value(std::string(default_driver)),
-                      "event-bus driver, by registered name (see `keel drivers`)")(
-      "driver-option", po::value<std::vector<std::string>>()->composing(),
-      "driver option as key=value; repeatable; an option the driver does not declare is "
-      "refused (e.g. max_events_per_stream=1000)");
+  group.add_options()
+      ("driver", po::value<std::string>()->default_value(std::string(default_driver)),
+       "event-bus driver, by registered name (see `keel drivers`)")
+      ("driver-option", po::value<std::vector<std::string>>()->composing(),
+       "driver option as key=value; repeatable; an option the driver does not declare is "
+       "refused (e.g. max_events_per_stream=1000)");
   for (const DriverFlag& flag : RegisteredDriverFlags()) {
     if (options.find_nothrow(flag.spec.flag, false) != nullptr) continue;
     auto* value = po::value<DriverFlagValue>();
@@ -182,14 +182,13 @@ int UsageError(CommandIo& io, absl::string_view command, absl::string_view messa
   return kExitUsage;
 }
 
-absl::StatusOr<std::string> JsonInputFrom(const po::variables_map& vars, absl::string_view what) {
+absl::StatusOr<std::string> DataTextFrom(const po::variables_map& vars) {
   if (vars.count("data") && vars.count("data-file")) {
     return InvalidArgument("give either --data or --data-file, not both");
   }
+  if (vars.count("data")) return vars["data"].as<std::string>();
   std::string text;
-  if (vars.count("data")) {
-    text = vars["data"].as<std::string>();
-  } else if (vars.count("data-file")) {
+  if (vars.count("data-file")) {
     const std::string path = vars["data-file"].as<std::string>();
     std::ifstream file(path, std::ios::binary);
     if (!file) return InvalidArgument(absl::StrCat("cannot read --data-file '", path, "'"));
@@ -197,9 +196,6 @@ absl::StatusOr<std::string> JsonInputFrom(const po::variables_map& vars, absl::s
   } else {
     text.assign(std::istreambuf_iterator<char>(std::cin), std::istreambuf_iterator<char>());
   }
-  boost::system::error_code ec;
-  boost::json::parse(text, ec);
-  if (ec) return InvalidArgument(absl::StrCat(what, " is not valid JSON: ", ec.message()));
   return text;
 }
 

@@ -8,16 +8,17 @@
 #ifndef KEEL_CMD_KEEL_COMMAND_H_
 #define KEEL_CMD_KEEL_COMMAND_H_
 
-#include <boost/program_options/options_description.hpp>
-#include <boost/program_options/variables_map.hpp>
 #include <initializer_list>
 #include <iosfwd>
 #include <memory>
 #include <string>
+#include "absl/strings/string_view.h"
 #include <vector>
 
+#include <boost/program_options/options_description.hpp>
+#include <boost/program_options/variables_map.hpp>
+
 #include "absl/status/statusor.h"
-#include "absl/strings/string_view.h"
 #include "keel/core/config.h"
 #include "keel/core/driver_factory.h"
 
@@ -50,9 +51,9 @@ std::vector<std::unique_ptr<Command>> BuiltinCommands();
 std::unique_ptr<Command> NewCollectionCommand();  // over HTTP
 std::unique_ptr<Command> NewDaemonCommand();
 std::unique_ptr<Command> NewDeadLettersCommand();  // over HTTP
-std::unique_ptr<Command> NewDeclareCommand();      // over HTTP
+std::unique_ptr<Command> NewDeclareCommand();  // over HTTP
 std::unique_ptr<Command> NewDriversCommand();
-std::unique_ptr<Command> NewGroupCommand();    // over HTTP
+std::unique_ptr<Command> NewGroupCommand();  // over HTTP
 std::unique_ptr<Command> NewPublishCommand();  // cmd/keel/client/ over HTTP
 std::unique_ptr<Command> NewReplayCommand();
 std::unique_ptr<Command> NewVersionCommand();
@@ -105,10 +106,10 @@ int UsageError(CommandIo& io, absl::string_view command, absl::string_view messa
 std::string ActionIn(const po::variables_map& vars,
                      std::initializer_list<absl::string_view> actions);
 
-// The JSON text a `--data JSON` / `--data-file PATH` pair of options gives
-// (`keel publish`, `keel collection put`), or stdin's when neither is given;
-// checked to be JSON. kInvalidArgument saying what is wrong.
-absl::StatusOr<std::string> JsonInputFrom(const po::variables_map& vars, absl::string_view what);
+// The text of `--data TEXT` or the file of `--data-file PATH`, or stdin's
+// when neither is given (`keel publish`, `keel collection put`);
+// kInvalidArgument for both, or a file that cannot be read.
+absl::StatusOr<std::string> DataTextFrom(const po::variables_map& vars);
 
 // `--server HOST:PORT` (default 127.0.0.1:8080; `https://HOST:PORT` for
 // TLS): the daemon a client subcommand talks to; `--auth-token`: the bearer

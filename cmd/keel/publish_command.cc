@@ -4,10 +4,11 @@
 //   keel publish --stream orders --type order.created --data '{"id":1}'
 //   echo '{"id":2}' | keel publish --stream orders --type order.created
 //   keel publish --stream clicks --partition-key user-7 --type click --data 1
-#include <boost/json.hpp>
-#include <boost/program_options/value_semantic.hpp>
 #include <ostream>
 #include <sstream>
+
+#include <boost/json.hpp>
+#include <boost/program_options/value_semantic.hpp>
 
 #include "absl/strings/str_cat.h"
 #include "keel/cmd/keel/client/errors.h"
@@ -27,19 +28,20 @@ class PublishCommand : public Command {
   }
   void AddOptions(po::options_description& options) const override {
     AddServerOption(options);
-    options.add_options()("stream", po::value<std::string>(), "stream to publish to (required)")(
-        "type", po::value<std::string>(), "event type, e.g. order.created (required)")(
-        "data", po::value<std::string>(), "event data as JSON (default: read from stdin)")(
-        "data-file", po::value<std::string>(), "read the event data (JSON) from this file")(
-        "tenant", po::value<std::string>(), "tenant of the event")(
-        "attr", po::value<std::vector<std::string>>()->composing(),
-        "attribute as key=value; repeatable")(
-        "idempotency-key", po::value<std::string>(),
-        "idempotency key: a retry with the same key appends nothing")(
-        "expected-last-sequence", po::value<uint64_t>(),
-        "append only if the stream's last sequence is this (else conflict, exit 1)")(
-        "partition-key", po::value<std::string>(),
-        "for a topic declared with partitions: the key that picks the partition");
+    options.add_options()
+        ("stream", po::value<std::string>(), "stream to publish to (required)")
+        ("type", po::value<std::string>(), "event type, e.g. order.created (required)")
+        ("data", po::value<std::string>(), "event data as JSON (default: read from stdin)")
+        ("data-file", po::value<std::string>(), "read the event data (JSON) from this file")
+        ("tenant", po::value<std::string>(), "tenant of the event")
+        ("attr", po::value<std::vector<std::string>>()->composing(),
+         "attribute as key=value; repeatable")
+        ("idempotency-key", po::value<std::string>(),
+         "idempotency key: a retry with the same key appends nothing")
+        ("expected-last-sequence", po::value<uint64_t>(),
+         "append only if the stream's last sequence is this (else conflict, exit 1)")
+        ("partition-key", po::value<std::string>(),
+         "for a topic declared with partitions: the key that picks the partition");
   }
 
   int Run(const po::variables_map& vars, CommandIo& io) const override {
@@ -51,9 +53,11 @@ class PublishCommand : public Command {
     if (!server.ok()) return usage(server.status().message());
     if (!vars.count("stream")) return usage("--stream is required");
     if (!vars.count("type")) return usage("--type is required");
-    absl::StatusOr<std::string> data_text = JsonInputFrom(vars, "the event data");
+    absl::StatusOr<std::string> data_text = DataTextFrom(vars);
     if (!data_text.ok()) return usage(data_text.status().message());
-    json::value data = json::parse(*data_text);
+    boost::system::error_code ec;
+    json::value data = json::parse(*data_text, ec);
+    if (ec) return usage(absl::StrCat("the event data is not valid JSON: ", ec.message()));
 
     json::object body;
     body["type"] = vars["type"].as<std::string>();
@@ -83,7 +87,8 @@ class PublishCommand : public Command {
     absl::StatusOr<client::ClientResponse> response = http.PostJson(
         client::BuildTarget({"v1", "streams", vars["stream"].as<std::string>(), "events"}),
         json::serialize(body), headers);
-    absl::Status status = response.ok() ? client::ErrorFromResponse(*response) : response.status();
+    absl::Status status =
+        response.ok() ? client::ErrorFromResponse(*response) : response.status();
     if (!status.ok()) {
       io.err << "keel publish: " << client::DescribeError(status) << "\n";
       return kExitFailure;

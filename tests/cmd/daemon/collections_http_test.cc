@@ -157,6 +157,8 @@ TEST_F(CollectionsHttpTest, TheCliPutsGetsDeletesAndListsHistory) {
   EXPECT_THAT(again.err, HasSubstr("conflict"));
   ::keel::testing::KeelRun not_json = keel({"put", "--data", "{"});
   EXPECT_EQ(not_json.code, cli::kExitUsage);
+  EXPECT_EQ(keel({"get", "--if-match", "1"}).code, cli::kExitUsage);
+  EXPECT_EQ(keel({"history", "--at", "2026-12-07T00:00:00Z"}).code, cli::kExitUsage);
   ASSERT_EQ(keel({"put", "--data", R"({"name":"Ada L."})", "--if-match", "1"}).code, cli::kExitOk);
 
   const std::string v1 = json::parse(put.out).at("cursor").as_string().c_str();
@@ -170,6 +172,14 @@ TEST_F(CollectionsHttpTest, TheCliPutsGetsDeletesAndListsHistory) {
   ASSERT_EQ(history.code, cli::kExitOk) << history.err;
   EXPECT_EQ(std::count(history.out.begin(), history.out.end(), '\n'), 3);
   EXPECT_THAT(history.out, HasSubstr(R"("deleted":true)"));
+
+  // As deep as the daemon takes (more than a JSON parser's default 32).
+  const std::string deep = std::string(60, '[') + std::string(60, ']');
+  ::keel::testing::KeelRun nested = keel({"put", "--data", deep});
+  ASSERT_EQ(nested.code, cli::kExitOk) << nested.err;
+  ::keel::testing::KeelRun got = keel({"get"});
+  ASSERT_EQ(got.code, cli::kExitOk) << got.err;
+  EXPECT_THAT(got.out, HasSubstr(deep));
 }
 
 }  // namespace

@@ -50,10 +50,10 @@ class ExportCommand : public Command {
         "out", po::value<std::string>(),
         "where the files go (required): a directory, or s3://BUCKET/PREFIX")(
         "out-option", po::value<std::vector<std::string>>()->composing(),
-        "an s3 target's option KEY=VALUE (endpoint=URL, region, ...; keys as `keel drivers` "
-        "lists for the cold store s3); repeatable")("compression",
-                                                    po::value<std::string>()->default_value("none"),
-                                                    "none, or zstd for .jsonl.zst files")(
+        "an s3 target's option KEY=VALUE (endpoint=URL, region, ...: the cold_store.* keys "
+        "`keel drivers` lists, without the prefix); repeatable")(
+        "compression", po::value<std::string>()->default_value("none"),
+        "none, or zstd for .jsonl.zst files")(
         "name", po::value<std::string>()->default_value(""),
         "names the export's checkpoints (default: made from the target)")(
         "max-file-events", po::value<size_t>()->default_value(100'000), "events per file at most")(

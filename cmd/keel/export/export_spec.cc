@@ -9,7 +9,10 @@
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_split.h"
 #include "absl/strings/strip.h"
+#include "keel/coldstore/builtin_cold_stores.h"
+#include "keel/coldstore/cold_store.h"
 #include "keel/core/fnv.h"
+#include "keel/core/option_spec.h"
 #include "keel/core/status_macros.h"
 
 namespace keel::lakehouse {
@@ -23,15 +26,20 @@ bool IsNameChar(char c) {
          c == '-';
 }
 
-std::string DefaultName(const std::string& absolute) {
+// The last component of `target` and a hash of `identity`: where the files
+// go, in full (an s3 target's endpoint with its URL).
+std::string DefaultName(const std::string& target, const std::string& identity) {
   std::string leaf;
-  for (char c : std::filesystem::path(absolute).filename().string()) {
+  for (char c : std::filesystem::path(target).filename().string()) {
     if (leaf.size() == kMaxLeafChars) break;
     leaf.push_back(IsNameChar(c) ? c : '_');
   }
   return absl::StrFormat("%s%s%08x", leaf, leaf.empty() ? "" : "-",
-                         static_cast<uint32_t>(Fnv1a64(absolute)));
+                         static_cast<uint32_t>(Fnv1a64(identity)));
 }
+
+// Settings of the export itself; an s3 target's others are its store's.
+bool IsExportSetting(absl::string_view key) { return key == "name" || key == "compression"; }
 
 absl::Status CheckName(absl::string_view name) {
   if (name.empty() || name.size() > 200) {
@@ -79,11 +87,15 @@ absl::Status SetObjectStoreTarget(absl::string_view target, const Config& settin
           absl::StrCat("export setting '", key,
                        "': the bucket and prefix are the target's, s3://BUCKET/PREFIX"));
     }
-    if (key != "name" && key != "compression") spec.store_options.Set(key, value);
+    if (!IsExportSetting(key)) spec.store_options.Set(key, value);
   }
   spec.store_options.Set("bucket", bucket);
   if (slash != absl::string_view::npos) spec.store_options.Set("prefix", rest.substr(slash + 1));
-  return absl::OkStatus();
+  // Checked here, so that a bad option is a usage error before anything runs.
+  LinkBuiltinColdStores();
+  KEEL_ASSIGN_OR_RETURN(std::shared_ptr<ColdStoreFactory> s3, ColdStoreRegistry().Find("s3"));
+  return ValidateOptions(absl::StrCat("export target '", spec.target, "'"), s3->options(),
+                         spec.store_options);
 }
 
 absl::StatusOr<ExportCompression> CompressionOf(const Config& settings) {
@@ -105,7 +117,7 @@ absl::StatusOr<ExportSpec> MakeExportSpec(absl::string_view pattern, absl::strin
     KEEL_RETURN_IF_ERROR(SetObjectStoreTarget(target, settings, spec));
   } else {
     for (const auto& [key, value] : settings.values()) {
-      if (key != "name" && key != "compression") {
+      if (!IsExportSetting(key)) {
         return absl::InvalidArgumentError(absl::StrCat(
             "export setting '", key, "': a directory target takes only name and compression"));
       }
@@ -114,7 +126,10 @@ absl::StatusOr<ExportSpec> MakeExportSpec(absl::string_view pattern, absl::strin
   }
   KEEL_ASSIGN_OR_RETURN(spec.compression, CompressionOf(settings));
   const std::string name = settings.GetString("name", "");
-  spec.name = name.empty() ? DefaultName(spec.target) : name;
+  spec.name = name.empty() ? DefaultName(spec.target,
+                                         absl::StrCat(spec.target, " ",
+                                                      spec.store_options.GetString("endpoint", "")))
+                           : name;
   KEEL_RETURN_IF_ERROR(CheckName(spec.name));
   return spec;
 }

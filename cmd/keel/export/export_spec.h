@@ -12,9 +12,9 @@
 //
 // The name keys the export's checkpoints (consumer group "export.<name>"
 // on each stream): an export renamed starts over. Without one, the name is
-// made from the target (a directory's absolute path; an s3 URL) — its last
-// component and a hash — so two exports to different targets never share
-// checkpoints and `keel export` and a daemon writing the same target on
+// made from the target (a directory's absolute path; an s3 URL with its
+// endpoint) — its last component and a hash — so two exports to different
+// targets never share checkpoints and `keel export` and a daemon writing the same target on
 // one machine do.
 //
 // Thread safety: a plain value type.
@@ -44,7 +44,8 @@ struct ExportSpec {
   bool object_store() const { return absl::StartsWith(target, kS3TargetScheme); }
 };
 
-// kInvalidArgument saying what is wrong with `text`.
+// kInvalidArgument saying what is wrong with `text` (an s3 target's store
+// options included).
 absl::StatusOr<ExportSpec> ParseExportSpec(absl::string_view text);
 
 // The spec of a pattern, a target and its settings (above).

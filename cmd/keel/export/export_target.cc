@@ -1,12 +1,10 @@
 #include "keel/cmd/keel/export/export_target.h"
 
 #include "absl/strings/str_cat.h"
-#include "keel/coldstore/builtin_cold_stores.h"
 
 namespace keel::lakehouse {
 
 absl::StatusOr<std::unique_ptr<ColdStore>> OpenExportTarget(const ExportSpec& spec) {
-  LinkBuiltinColdStores();
   const Config options = spec.object_store() ? spec.store_options : Config{{"path", spec.target}};
   absl::StatusOr<std::unique_ptr<ColdStore>> store =
       OpenColdStore(spec.object_store() ? "s3" : "fs", options);

@@ -115,7 +115,7 @@ TEST_F(ExportS3Test, AnUnreachableStoreIsAnErrorAndMovesNoCheckpoint) {
   EXPECT_THAT(up.out, HasSubstr("60 events"));
 
   ::keel::testing::KeelRun unknown = Export(s3_target, {"--out-option", "colour=blue"});
-  EXPECT_NE(unknown.code, cli::kExitOk);
+  EXPECT_EQ(unknown.code, cli::kExitUsage);
   EXPECT_THAT(unknown.err, HasSubstr("colour"));
 }
 

@@ -48,6 +48,10 @@ TEST(ExportSpecTest, CompressionAndAnObjectStoreTarget) {
   EXPECT_FALSE(s3.store_options.Has("name"));
   ASSERT_OK_AND_ASSIGN(ExportSpec other, ParseExportSpec("orders s3://lake/other"));
   EXPECT_THAT(other.name, MatchesRegex("other-[0-9a-f]{8}"));
+  // The same bucket and prefix on another store is another target.
+  ASSERT_OK_AND_ASSIGN(ExportSpec elsewhere,
+                       ParseExportSpec("orders s3://lake/other endpoint=http://10.0.0.9:9000"));
+  EXPECT_NE(elsewhere.name, other.name);
 }
 
 TEST(ExportSpecTest, BadSpecsSayWhatIsWrong) {
@@ -58,6 +62,10 @@ TEST(ExportSpecTest, BadSpecsSayWhatIsWrong) {
   EXPECT_THAT(ParseExportSpec("orders s3:///x").status().message(), HasSubstr("s3://BUCKET"));
   EXPECT_THAT(ParseExportSpec("orders s3://b/p bucket=c").status().message(),
               HasSubstr("the target's"));
+  EXPECT_THAT(ParseExportSpec("orders s3://b/p colour=blue").status().message(),
+              HasSubstr("colour"));
+  EXPECT_THAT(ParseExportSpec("orders s3://b/p retries=many"),
+              StatusIs(absl::StatusCode::kInvalidArgument));
   EXPECT_THAT(ParseExportSpec("orders").status().message(), HasSubstr("'PATTERN DIR'"));
   EXPECT_THAT(ParseExportSpec("orders /lake extra").status().message(), HasSubstr("'PATTERN DIR'"));
   EXPECT_THAT(ParseExportSpec("orders /lake name=a/b").status().message(),

@@ -6,9 +6,11 @@
 // holds, and where a file ends depends only on the events after the
 // checkpoint and the pass's head. Before writing a file the pass looks for
 // one an interrupted pass linked at the same start (a crash between the
-// link and the checkpoint): it rebuilds that file's range and adopts the
-// file when the bytes are identical, and fails, naming the file, when they
-// are not. A target's PutIfAbsent never replaces a file either.
+// link and the checkpoint): it rebuilds that file's range, compressed as
+// that file is, and adopts the file when it holds the same lines (the same
+// bytes for a plain file, the same content for a zstd one), and fails,
+// naming the file, when it does not. A target's PutIfAbsent never replaces
+// a file either.
 //
 // Retention: events trimmed before the export read them are recorded as a
 // gap file (ExportLayout) and the export goes on from the oldest retained.

@@ -38,8 +38,10 @@ absl::Status Missing(absl::string_view collection, absl::string_view id, absl::s
 
 }  // namespace
 
-// One write's hook: at the commit point, reads the document's record, checks
-// the expected version, completes the change event and stages the record.
+// One write's hook. On the publisher's thread it completes the change event
+// from the document's record as it is then; at the commit point it reads
+// the record again and, only if another write came between, checks and
+// completes the event anew. Then it stages the record.
 class CollectionService::WriteHook final : public CommitHook {
  public:
   WriteHook(CollectionService& service, absl::string_view collection, absl::string_view id,
@@ -51,9 +53,49 @@ class CollectionService::WriteHook final : public CommitHook {
         body_(std::move(body)),
         options_(options) {}
 
-  absl::Status Stage(absl::Span<Event> events, std::vector<LogRecord>& records) override {
+  void Prepare(absl::Span<Event> events) override {
+    absl::StatusOr<std::optional<DocumentRecord>> current = service_.CachedRecord(key_);
+    // A refusal is Stage's to give, from the record at the commit point.
+    if (!current.ok() || !Complete(events.front(), *current).ok()) return;
+    prepared_from_ = Basis(*current);
+  }
+
+  absl::StatusOr<StagedEvents> Stage(absl::Span<Event> events, uint64_t incarnation_start,
+                                     std::vector<LogRecord>& records) override {
     Event& event = events.front();
     KEEL_ASSIGN_OR_RETURN(std::optional<DocumentRecord> current, service_.RecordAtCommit(key_));
+    // A record left by a deleted incarnation of the stream, not swept yet.
+    if (current && current->sequence <= incarnation_start) current.reset();
+    StagedEvents staged = StagedEvents::kAsPrepared;
+    if (!prepared_from_ || *prepared_from_ != Basis(current)) {
+      KEEL_RETURN_IF_ERROR(Complete(event, current));
+      staged = StagedEvents::kRewritten;
+    }
+    const uint64_t version = current ? current->version + 1 : 1;
+    written_ = DocumentRecord{version, event.sequence, !body_, event.time, body_.value_or("")};
+    records.push_back(LogRecord{key_, EncodeDocumentRecord(written_)});
+    service_.staged_[key_] = Staged{written_, this};
+    return staged;
+  }
+
+  void Done(bool stored) override {
+    if (stored) service_.cache_.Put(key_, written_);
+    // Stored or not, the store and the cache now say what is true.
+    auto it = service_.staged_.find(key_);
+    if (it != service_.staged_.end() && it->second.by == this) service_.staged_.erase(it);
+  }
+
+  const DocumentRecord& written() const { return written_; }
+
+ private:
+  // What a completed event depends on: the record's version and change
+  // event (the body is that event's `after`); {0, 0} for none.
+  static std::pair<uint64_t, uint64_t> Basis(const std::optional<DocumentRecord>& record) {
+    return record ? std::make_pair(record->version, record->sequence) : std::make_pair(0ul, 0ul);
+  }
+
+  // Checks the write against `current` and fills the change event.
+  absl::Status Complete(Event& event, const std::optional<DocumentRecord>& current) const {
     const uint64_t version = current ? current->version : 0;
     if (options_.expected_version && *options_.expected_version != version) {
       return ConflictError(
@@ -67,27 +109,16 @@ class CollectionService::WriteHook final : public CommitHook {
     if (exists) before = current->body;
     FillChangeEvent(event, collection_, id_, version + 1, current ? current->sequence : 0, before,
                     body_);
-    written_ = DocumentRecord{version + 1, event.sequence, !body_, event.time, body_.value_or("")};
-    records.push_back(LogRecord{key_, EncodeDocumentRecord(written_)});
-    service_.staged_[key_] = Staged{written_, this};
     return absl::OkStatus();
   }
 
-  void Done(bool stored) override {
-    // Stored or not, the store now says what is true.
-    auto it = service_.staged_.find(key_);
-    if (it != service_.staged_.end() && it->second.by == this) service_.staged_.erase(it);
-  }
-
-  const DocumentRecord& written() const { return written_; }
-
- private:
   CollectionService& service_;
   const std::string collection_;
   const std::string id_;
   const std::string key_;
   const std::optional<std::string> body_;
   const DocumentWriteOptions options_;
+  std::optional<std::pair<uint64_t, uint64_t>> prepared_from_;
   DocumentRecord written_;
 };
 
@@ -127,7 +158,16 @@ absl::StatusOr<Document> CollectionService::Write(absl::string_view collection,
 absl::StatusOr<std::optional<DocumentRecord>> CollectionService::RecordAtCommit(
     const std::string& key) {
   if (auto it = staged_.find(key); it != staged_.end()) return it->second.record;
-  return StoredRecord(key);
+  return CachedRecord(key);
+}
+
+absl::StatusOr<std::optional<DocumentRecord>> CollectionService::CachedRecord(
+    const std::string& key) {
+  if (std::optional<DocumentCache::Entry> cached = cache_.Find(key)) return *std::move(cached);
+  const uint64_t evictions = cache_.evictions();
+  KEEL_ASSIGN_OR_RETURN(std::optional<DocumentRecord> stored, StoredRecord(key));
+  cache_.Fill(key, stored, evictions);
+  return stored;
 }
 
 absl::StatusOr<std::optional<DocumentRecord>> CollectionService::StoredRecord(

@@ -42,6 +42,7 @@ absl::StatusOr<Receipt> DriverBase::PublishWithHook(Event event, CommitHook& hoo
                         PrepareAppend(stream, absl::MakeSpan(&event, 1), PublishOptions{}));
   request.hook = &hook;
   request.dedupe_window = absl::ZeroDuration();
+  hook.Prepare(absl::MakeSpan(&event, 1));
   return AppendOne(stream, std::move(event), request);
 }
 

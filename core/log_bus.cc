@@ -210,7 +210,7 @@ class LogBus final : public DriverBase {
   absl::Status ApplyDelete(const DeleteOp& op);
   absl::Status StageAppend(GroupStage& stage, AppendOp& op);
   // Runs op.request.hook and accounts for the bytes it changed.
-  static absl::Status StageHook(AppendOp& op, LogBounds& bounds);
+  static absl::StatusOr<StagedEvents> StageHook(AppendOp& op, LogBounds& bounds);
   absl::StatusOr<LogBounds*> StagedBounds(GroupStage& stage, absl::string_view stream);
   absl::StatusOr<absl::Time*> StagedLastTime(GroupStage& stage, absl::string_view stream,
                                              const LogBounds& bounds);
@@ -461,8 +461,8 @@ absl::Status LogBus::StageAppend(GroupStage& stage, AppendOp& op) {
   if (op.request.hook != nullptr) {
     // The hook completes the events it is given whole (collections publish
     // no idempotency keys, so none was dropped).
-    KEEL_RETURN_IF_ERROR(StageHook(op, bounds));
-    as_prepared = false;
+    KEEL_ASSIGN_OR_RETURN(StagedEvents staged_events, StageHook(op, bounds));
+    if (staged_events == StagedEvents::kRewritten) as_prepared = false;
   }
   op.receipts.clear();
   ForEachPlannedReceipt(plan, op.events, op.stream, epoch_,
@@ -473,16 +473,18 @@ absl::Status LogBus::StageAppend(GroupStage& stage, AppendOp& op) {
   return absl::OkStatus();
 }
 
-absl::Status LogBus::StageHook(AppendOp& op, LogBounds& bounds) {
+absl::StatusOr<StagedEvents> LogBus::StageHook(AppendOp& op, LogBounds& bounds) {
   uint64_t before = 0;
   for (const Event& event : op.events) before += event.ApproximateSize();
   op.records.clear();
-  KEEL_RETURN_IF_ERROR(op.request.hook->Stage(absl::MakeSpan(op.events.data(), op.events.size()),
-                                              op.records));
+  KEEL_ASSIGN_OR_RETURN(
+      StagedEvents staged,
+      op.request.hook->Stage(absl::MakeSpan(op.events.data(), op.events.size()),
+                             bounds.incarnation_start, op.records));
   uint64_t after = 0;
   for (const Event& event : op.events) after += event.ApproximateSize();
   bounds.bytes = bounds.bytes - before + after;
-  return absl::OkStatus();
+  return staged;
 }
 
 // Keeps only the appended events, and lists the keys to remember with them.

@@ -9,25 +9,25 @@ size_t DocumentCache::Cost(const std::string& key, const Entry& entry) {
 }
 
 std::optional<DocumentCache::Entry> DocumentCache::Find(const std::string& key) const {
-  absl::MutexLock lock(&mu_);
+  MutexLock lock(&mu_);
   auto it = entries_.find(key);
   if (it == entries_.end()) return std::nullopt;
   return it->second;
 }
 
 uint64_t DocumentCache::evictions() const {
-  absl::MutexLock lock(&mu_);
+  MutexLock lock(&mu_);
   return evictions_;
 }
 
 void DocumentCache::Fill(const std::string& key, const Entry& entry, uint64_t evictions_before) {
-  absl::MutexLock lock(&mu_);
+  MutexLock lock(&mu_);
   if (evictions_ != evictions_before || entries_.contains(key)) return;
   InsertLocked(key, entry);
 }
 
 void DocumentCache::Put(const std::string& key, const DocumentRecord& record) {
-  absl::MutexLock lock(&mu_);
+  MutexLock lock(&mu_);
   if (auto it = entries_.find(key); it != entries_.end()) {
     bytes_ -= Cost(key, it->second);
     entries_.erase(it);

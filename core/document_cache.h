@@ -21,8 +21,8 @@
 
 #include "absl/base/thread_annotations.h"
 #include "absl/container/flat_hash_map.h"
-#include "absl/synchronization/mutex.h"
 #include "keel/core/document_record.h"
+#include "keel/core/mutex.h"
 
 namespace keel {
 
@@ -49,7 +49,7 @@ class DocumentCache {
   void InsertLocked(const std::string& key, const Entry& entry) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
 
   const size_t max_bytes_;
-  mutable absl::Mutex mu_;
+  mutable Mutex mu_;
   absl::flat_hash_map<std::string, Entry> entries_ ABSL_GUARDED_BY(mu_);
   size_t bytes_ ABSL_GUARDED_BY(mu_) = 0;
   uint64_t evictions_ ABSL_GUARDED_BY(mu_) = 0;

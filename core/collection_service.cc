@@ -91,7 +91,8 @@ class CollectionService::WriteHook final : public CommitHook {
   // What a completed event depends on: the record's version and change
   // event (the body is that event's `after`); {0, 0} for none.
   static std::pair<uint64_t, uint64_t> Basis(const std::optional<DocumentRecord>& record) {
-    return record ? std::make_pair(record->version, record->sequence) : std::make_pair(0ul, 0ul);
+    if (!record) return {0, 0};
+    return {record->version, record->sequence};
   }
 
   // Checks the write against `current` and fills the change event.

@@ -12,13 +12,13 @@
 #include <iosfwd>
 #include <memory>
 #include <string>
-#include "absl/strings/string_view.h"
 #include <vector>
 
 #include <boost/program_options/options_description.hpp>
 #include <boost/program_options/variables_map.hpp>
 
 #include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
 #include "keel/core/config.h"
 #include "keel/core/driver_factory.h"
 
